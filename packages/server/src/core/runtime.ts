@@ -1,0 +1,43 @@
+/**
+ * @internal The seam between one declared topic and the modules built on it (workers, dead
+ * letters, hubs). It hides how the topic reaches the broker; everything here is provisioned on
+ * first use.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg } from "@nats-io/jetstream";
+import type { Cursor, TidemarkEvent } from "@tidemark/shared";
+import type { ResolvedTopicOptions } from "./types.js";
+
+/** Live handles of a provisioned topic. */
+export interface TopicHandles {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** Incarnation of the event stream (changes when the topic is destroyed and re-created). */
+  incarnation: string;
+}
+
+/** @internal */
+export interface TopicRuntime {
+  readonly namespace: string;
+  readonly options: ResolvedTopicOptions;
+  /** JetStream stream holding the events. */
+  readonly streamName: string;
+  /** JetStream stream holding dead letters of every consumer of this topic. */
+  readonly deadLetterStreamName: string;
+  /** Subject an event of `tenantId` is published on. */
+  subjectFor(tenantId: string | undefined): string;
+  /** Filter subject of a read: one tenant, or the whole topic when `tenantId` is undefined. */
+  filterFor(tenantId: string | undefined): string;
+  /** Subject of `consumer`'s dead letters inside the dead-letter stream. */
+  deadLetterSubject(consumer: string): string;
+  /** Connects, provisions both streams, checks the declaration; cached after the first call. */
+  ready(): Promise<TopicHandles>;
+  /** Decodes a stored or delivered message into an event of this topic. */
+  toEvent<T = unknown>(msg: JsMsg | StoredMsg): TidemarkEvent<T>;
+  cursorAt(sequence: number): Cursor;
+  /** Sequence of a cursor of this topic; throws InvalidCursorError / CursorMismatchError. */
+  cursorSequence(cursor: string): number;
+  /** Maps any NATS error to a Tidemark error (BrokerUnavailableError, ...). */
+  mapError(err: unknown): Error;
+}

@@ -1,0 +1,182 @@
+/**
+ * The topic core's public types. The bridge and the workers depend on these interfaces, not on
+ * NATS, so a second backend or a test fake can stand behind them.
+ */
+import type { Cursor, TidemarkEvent } from "@tidemark/shared";
+
+/** Retention limits of a stream. Either limit reached removes the oldest events. */
+export interface RetentionOptions {
+  /** Longest time an event is kept, in ms. @default 7 days */
+  maxAgeMs?: number;
+  /** Largest size of the stream, in bytes. Reserved on the broker (x replicas) at creation. @default 64 MiB */
+  maxBytes?: number;
+}
+
+/** A topic declaration, as passed to `sync.topic()`. */
+export interface TopicOptions {
+  /** `[a-z0-9][a-z0-9._-]*`, at most 128 characters. */
+  id: string;
+  /** Owning application; part of the declaration, checked for drift. @default "" (none) */
+  owner?: string;
+  retention?: RetentionOptions;
+  /** Byte limit of the dead-letter stream. @default the retention's maxBytes */
+  deadLetterRetention?: { maxBytes?: number };
+  /** Window in which an idempotency key deduplicates, capped at `retention.maxAgeMs`. @default 120000 */
+  dedupeWindowMs?: number;
+  /** Largest JSON envelope of one event, in bytes. @default 131072 */
+  maxPayloadBytes?: number;
+  /** Stream replicas (R3 in a 3-node cluster). @default 1 */
+  replicas?: number;
+}
+
+/** What `publish()` returns. */
+export interface PublishReceipt {
+  eventId: string;
+  cursor: Cursor;
+  streamSequence: number;
+  /** True when the idempotency key was seen inside the dedupe window; nothing new was stored. */
+  duplicate: boolean;
+}
+
+export interface PublishOptions<T> {
+  data: T;
+  tenantId?: string;
+  idempotencyKey?: string;
+}
+
+export interface ReplayOptions {
+  /** Start after this cursor. Absent: from the first retained event. */
+  after?: string;
+  /** Stop at this cursor (inclusive). Absent: the head when the replay starts. */
+  until?: string;
+  tenantId?: string;
+  signal?: AbortSignal;
+}
+
+export interface FollowOptions {
+  after?: string;
+  tenantId?: string;
+  signal?: AbortSignal;
+}
+
+export interface LiveOptions {
+  tenantId?: string;
+  signal?: AbortSignal;
+}
+
+export interface HubSubscribeOptions {
+  /** Replay after this cursor, then follow. Absent: live-only from the head read at subscribe. */
+  after?: string;
+  signal?: AbortSignal;
+}
+
+/** The process's shared follower of one (topic, tenant). */
+export interface Hub<T = unknown> {
+  readonly topicId: string;
+  readonly tenantId: string | undefined;
+  subscribe(options?: HubSubscribeOptions): AsyncIterable<TidemarkEvent<T>>;
+  /** Subscribers currently attached. */
+  readonly subscriberCount: number;
+}
+
+/** Where a durable consumer starts when it is first created. */
+export type ProcessStart = "earliest" | "latest" | { after: string };
+
+export interface ProcessOptions {
+  /** Durable consumer name: `[A-Za-z0-9_-]+`. The same name shares deliveries. */
+  consumer: string;
+  start: ProcessStart;
+  delivery: {
+    /** Attempts before the event is dead-lettered, at least 1. */
+    maxAttempts: number;
+    /** Delay before attempt n+1 is `backoffMs[n-1]`; the last value repeats. */
+    backoffMs: number[];
+  };
+  /** Handlers in flight at once. @default 1 */
+  concurrency?: number;
+  tenantId?: string;
+}
+
+/** An event as a `process()` handler sees it. */
+export interface ProcessEvent<T = unknown> extends TidemarkEvent<T> {
+  /** 1-based delivery attempt. */
+  attempt: number;
+}
+
+export interface Worker {
+  readonly consumer: string;
+  /** Stops fetching, waits for in-flight handlers (bounded grace), resolves. */
+  stop(): Promise<void>;
+}
+
+/** A dead letter: the original event and why it failed. */
+export interface DeadLetter<T = unknown> {
+  event: TidemarkEvent<T>;
+  consumer: string;
+  attempts: number;
+  error: { name: string; message: string };
+  /** When it was dead-lettered, ms since the epoch. */
+  deadLetteredAt: number;
+  /** Sequence in the dead-letter stream. */
+  sequence: number;
+}
+
+export interface DeadLetters<T = unknown> {
+  replay(options?: { signal?: AbortSignal }): AsyncIterable<DeadLetter<T>>;
+  /** Hands every dead letter back to the consumer; returns how many were redriven. */
+  redrive(): Promise<number>;
+}
+
+/** A declared topic. Every method that touches the broker provisions it on first use. */
+export interface Topic<T = unknown> {
+  readonly id: string;
+  readonly options: Readonly<ResolvedTopicOptions>;
+  publish(options: PublishOptions<T>): Promise<PublishReceipt>;
+  replay(options?: ReplayOptions): AsyncIterable<TidemarkEvent<T>>;
+  follow(options?: FollowOptions): AsyncIterable<TidemarkEvent<T>>;
+  head(): Promise<Cursor>;
+  latestCursor(options?: { tenantId?: string }): Promise<Cursor | undefined>;
+  cursorSequence(cursor: string): number;
+  cursorAt(sequence: number): Cursor;
+  live(options?: LiveOptions): AsyncIterable<TidemarkEvent<T>>;
+  hub(options?: { tenantId?: string }): Hub<T>;
+  process(options: ProcessOptions, handler: (event: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
+  deadLetters(options: { consumer: string }): DeadLetters<T>;
+  destroy(): Promise<void>;
+}
+
+/** Fully resolved declaration, defaults applied. */
+export interface ResolvedTopicOptions {
+  id: string;
+  owner: string;
+  retention: { maxAgeMs: number; maxBytes: number };
+  deadLetterRetention: { maxBytes: number };
+  dedupeWindowMs: number;
+  maxPayloadBytes: number;
+  replicas: number;
+}
+
+/** One row of `sync.listTopics()`. */
+export interface TopicInfo {
+  id: string;
+  owner: string;
+  events: number;
+  bytes: number;
+  firstSequence: number;
+  lastSequence: number;
+  deadLetters: number;
+  retention: { maxAgeMs: number; maxBytes: number };
+  replicas: number;
+}
+
+/** One process's handle on the broker. */
+export interface Sync {
+  readonly namespace: string;
+  topic<T = unknown>(options: TopicOptions): Topic<T>;
+  listTopics(options?: { idPrefix?: string }): Promise<TopicInfo[]>;
+  /** Resolves once connected (embedded server started if needed). */
+  ready(): Promise<void>;
+  /** True while the NATS connection is up. */
+  readonly connected: boolean;
+  close(): Promise<void>;
+}

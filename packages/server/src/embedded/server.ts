@@ -1,0 +1,201 @@
+/**
+ * A managed nats-server child: JetStream under a data directory, loopback only, ports chosen by
+ * the server and read back from its ports file. The child dies with its parent, even on
+ * SIGKILL: it runs under a tiny shell that kills it when the parent's pipe closes.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { TidemarkError, ErrorCode } from "@tidemark/shared";
+import { findNatsServer } from "./binary.js";
+import { renderNatsConfig, type NatsConfigOptions } from "./config.js";
+import { stopStaleServer } from "./stale.js";
+
+export interface EmbeddedNatsOptions {
+  /** Data directory (store, config, pid and ports files). @default TIDEMARK_DATA_DIR or ".tidemark" */
+  dataDir?: string;
+  /** JetStream file-store limit; stream reservations count against it. @default 8 GiB */
+  maxFileStore?: number;
+  /** JetStream memory-store limit. @default 256 MiB */
+  maxMemoryStore?: number;
+  /** Core NATS max_payload: must exceed the largest topic payload plus headers. @default 8 MiB */
+  maxPayload?: number;
+  /** Open a WebSocket listener (for edge clients and tests). @default true */
+  websocket?: boolean;
+  /** Open the monitoring listener (/jsz). @default false */
+  monitoring?: boolean;
+  /** Binary to run. @default findNatsServer() */
+  binary?: string;
+  /** Time allowed for the server to write its ports file. @default 15000 */
+  startTimeoutMs?: number;
+  /** Extra config passed through to the renderer (cluster membership, name, fixed port). */
+  serverName?: string;
+  cluster?: NatsConfigOptions["cluster"];
+  port?: number;
+}
+
+/** A running managed server. */
+export interface EmbeddedNats {
+  /** `nats://127.0.0.1:port` */
+  readonly url: string;
+  /** `ws://127.0.0.1:port`, when the WebSocket listener is on. */
+  readonly wsUrl: string | undefined;
+  /** `http://127.0.0.1:port`, when monitoring is on. */
+  readonly monitorUrl: string | undefined;
+  readonly port: number;
+  readonly pid: number;
+  readonly dataDir: string;
+  readonly maxFileStore: number;
+  /** Last lines the server logged (for error messages). */
+  logs(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (fault injection). */
+  kill(): Promise<void>;
+  /** Resolves when the process exits, for whatever reason. */
+  readonly exited: Promise<number | null>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The server process failed to start or exited early. */
+export class EmbeddedNatsError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.BrokerUnavailable, message, options);
+    this.name = "EmbeddedNatsError";
+  }
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+// Runs nats-server in the background and kills it when stdin reaches EOF, i.e. when the parent
+// exits for any reason (a SIGKILLed parent cannot run cleanup code of its own).
+const WATCHDOG = 'trap "" INT; "$0" -c "$1" & c=$!; cat >/dev/null; kill $c 2>/dev/null; wait $c';
+
+/** Starts a managed nats-server. */
+export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Promise<EmbeddedNats> {
+  const dataDir = resolve(options.dataDir ?? process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
+  const natsDir = `${dataDir}/nats`;
+  mkdirSync(natsDir, { recursive: true });
+  await stopStaleServer(natsDir);
+  for (const f of readdirSync(natsDir)) if (f.endsWith(".ports")) rmSync(`${natsDir}/${f}`, { force: true });
+
+  const maxFileStore = options.maxFileStore ?? 8 * GiB;
+  const websocket = options.websocket ?? true;
+  const monitoring = options.monitoring ?? false;
+  const config = renderNatsConfig({
+    dir: natsDir,
+    maxFileStore,
+    maxMemoryStore: options.maxMemoryStore ?? 256 * MiB,
+    maxPayload: options.maxPayload ?? 8 * MiB,
+    websocket,
+    monitoring,
+    serverName: options.serverName,
+    cluster: options.cluster,
+    port: options.port,
+  });
+  const configPath = `${natsDir}/nats.conf`;
+  writeFileSync(configPath, config);
+  const binary = options.binary ?? findNatsServer();
+
+  const child = spawn("/bin/sh", ["-c", WATCHDOG, binary, configPath], {
+    stdio: ["pipe", "ignore", "pipe"],
+    detached: false,
+  });
+  const tail: string[] = [];
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    tail.push(...chunk.split("\n").filter(Boolean));
+    if (tail.length > 200) tail.splice(0, tail.length - 200);
+  });
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const logs = () => tail.join("\n");
+
+  try {
+    const ports = await waitForPorts(natsDir, child, () => gone, options.startTimeoutMs ?? 15_000, logs);
+    const url = ports.nats[0]!;
+    const pid = Number.parseInt(readFileSync(`${natsDir}/nats-server.pid`, "utf8").trim(), 10);
+    return handle(child, exited, () => gone, logs, {
+      url,
+      wsUrl: ports.websocket?.[0],
+      monitorUrl: ports.monitoring?.[0],
+      port: Number(new URL(url).port),
+      pid,
+      dataDir,
+      maxFileStore,
+    });
+  } catch (err) {
+    child.stdin!.end();
+    child.kill("SIGKILL");
+    throw err;
+  }
+}
+
+interface PortsFile { nats: string[]; websocket?: string[]; monitoring?: string[] }
+
+async function waitForPorts(
+  dir: string,
+  child: ChildProcess,
+  gone: () => boolean,
+  timeoutMs: number,
+  logs: () => string,
+): Promise<PortsFile> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (gone()) throw new EmbeddedNatsError(`nats-server exited during start:\n${logs()}`);
+    const file = readdirSync(dir).find((f) => f.endsWith(".ports"));
+    if (file) {
+      try {
+        const ports = JSON.parse(readFileSync(`${dir}/${file}`, "utf8")) as PortsFile;
+        if (ports.nats?.length) return normalise(ports);
+      } catch {
+        // written but not complete yet
+      }
+    }
+    await sleep(25);
+  }
+  void child;
+  throw new EmbeddedNatsError(`nats-server did not report its ports within ${timeoutMs} ms:\n${logs()}`);
+}
+
+// The ports file lists every interface address; keep loopback ones and write ws:// explicitly.
+function normalise(p: PortsFile): PortsFile {
+  const pick = (list: string[] | undefined) => list?.filter((u) => u.includes("127.0.0.1")).concat(list ?? []);
+  return {
+    nats: pick(p.nats)!,
+    websocket: pick(p.websocket)?.map((u) => u.replace(/^http/, "ws")),
+    monitoring: pick(p.monitoring),
+  };
+}
+
+function handle(
+  child: ChildProcess,
+  exited: Promise<number | null>,
+  gone: () => boolean,
+  logs: () => string,
+  info: Omit<EmbeddedNats, "logs" | "stop" | "kill" | "exited" | typeof Symbol.asyncDispose>,
+): EmbeddedNats {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(info.pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  const stop = async (graceMs = 10_000) => {
+    if (gone()) return;
+    signal("SIGTERM");
+    const timer = setTimeout(() => signal("SIGKILL"), graceMs);
+    child.stdin!.end();
+    await exited;
+    clearTimeout(timer);
+  };
+  const kill = async () => {
+    if (gone()) return;
+    signal("SIGKILL");
+    child.stdin!.end();
+    await exited;
+  };
+  return { ...info, logs, stop, kill, exited, [Symbol.asyncDispose]: () => stop() };
+}

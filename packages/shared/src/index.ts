@@ -1,0 +1,53 @@
+/** @tidemark/shared: what server, worker and tabs agree on. */
+export {
+  ErrorCode,
+  TidemarkError,
+  ResourceDriftError,
+  RetentionGapError,
+  CursorMismatchError,
+  InvalidCursorError,
+  PayloadTooLargeError,
+  InvalidArgumentError,
+  BrokerUnavailableError,
+  isTidemarkError,
+  toErrorPayload,
+  fromErrorPayload,
+} from "./errors.js";
+export type { ErrorPayload } from "./errors.js";
+export { encodeCursor, decodeCursor, isCursor, MAX_CURSOR_LENGTH } from "./cursor.js";
+export type { Cursor, CursorParts } from "./cursor.js";
+export {
+  TOPIC_ID_PATTERN,
+  NAMESPACE_PATTERN,
+  MAX_TENANT_BYTES,
+  NO_TENANT_TOKEN,
+  assertTopicId,
+  assertNamespace,
+  assertTenantId,
+  encodeTenant,
+  decodeTenant,
+  topicToken,
+  topicFromToken,
+} from "./names.js";
+export { encodeEnvelope, decodeEnvelope, eventIdFor } from "./envelope.js";
+export type { Envelope, TidemarkEvent } from "./envelope.js";
+export { toBase64Url, fromBase64Url, utf8Length } from "./base64url.js";
+export { PROTOCOL_VERSION, PROTOCOL_NAME, SubscriptionMode, ResetReason } from "./protocol.js";
+export type {
+  ClientFrame,
+  ServerFrame,
+  HelloFrame,
+  SubscribeFrame,
+  UnsubscribeFrame,
+  RefreshFrame,
+  PingFrame,
+  PongFrame,
+  WelcomeFrame,
+  SubscribedFrame,
+  EventFrame,
+  CaughtUpFrame,
+  ResetFrame,
+  UnsubscribedFrame,
+  ErrorFrame,
+  DrainFrame,
+} from "./protocol.js";
