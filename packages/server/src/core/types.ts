@@ -91,10 +91,18 @@ export interface ProcessOptions {
     maxAttempts: number;
     /** Delay before attempt n+1 is `backoffMs[n-1]`; the last value repeats. */
     backoffMs: number[];
+    /**
+     * Ack wait of the consumer: an event whose worker died is redelivered after this long. A
+     * running handler renews it (in-progress acks), so it does not bound handler time.
+     * @default 30000
+     */
+    leaseMs?: number;
   };
   /** Handlers in flight at once. @default 1 */
   concurrency?: number;
   tenantId?: string;
+  /** How long `worker.stop()` waits for in-flight handlers before it resolves anyway. @default 10000 */
+  stopGraceMs?: number;
 }
 
 /** An event as a `process()` handler sees it. */
