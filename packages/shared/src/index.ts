@@ -14,7 +14,7 @@ export {
   fromErrorPayload,
 } from "./errors.js";
 export type { ErrorPayload } from "./errors.js";
-export { encodeCursor, decodeCursor, isCursor, MAX_CURSOR_LENGTH } from "./cursor.js";
+export { encodeCursor, decodeCursor, isCursor, cursorPrefix, cursorWithPrefix, MAX_CURSOR_LENGTH } from "./cursor.js";
 export type { Cursor, CursorParts } from "./cursor.js";
 export {
   TOPIC_ID_PATTERN,
@@ -32,7 +32,7 @@ export {
 export { encodeEnvelope, decodeEnvelope, eventIdFor } from "./envelope.js";
 export type { Envelope, TidemarkEvent } from "./envelope.js";
 export { toBase64Url, fromBase64Url, utf8Length } from "./base64url.js";
-export { PROTOCOL_VERSION, PROTOCOL_NAME, SubscriptionMode, ResetReason } from "./protocol.js";
+export { PROTOCOL_VERSION, PROTOCOL_NAME, SubscriptionMode, ResetReason, LimitName, CloseCode } from "./protocol.js";
 export type {
   ClientFrame,
   ServerFrame,
@@ -43,6 +43,7 @@ export type {
   PingFrame,
   PongFrame,
   WelcomeFrame,
+  RefreshedFrame,
   SubscribedFrame,
   EventFrame,
   CaughtUpFrame,
