@@ -1,0 +1,172 @@
+/**
+ * One process's NATS connection: an embedded nats-server when no URL is configured, otherwise
+ * the configured servers. Connects on first use; a failed connect is retried on the next use.
+ */
+import { connect, type NodeConnectionOptions } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
+import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "../embedded/server.js";
+import { mapNatsError } from "./errors.js";
+
+/** Connection to an existing NATS server or cluster. */
+export interface ExternalNatsOptions extends Omit<NodeConnectionOptions, "servers"> {
+  /** One URL, a comma-separated list, or an array. */
+  servers: string | string[];
+}
+
+export interface ConnectorOptions {
+  nats?: ExternalNatsOptions;
+  embedded?: EmbeddedNatsOptions;
+  /** Bound on every broker request, publishes included, while disconnected. @default 5000 */
+  requestTimeoutMs?: number;
+}
+
+/** Live handles. */
+export interface Connection {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** Core NATS max_payload of the server. */
+  maxPayload: number;
+  /** Server version, e.g. "2.9.10". */
+  serverVersion: string;
+  embedded?: EmbeddedNats;
+}
+
+/** Parses `TIDEMARK_NATS_URL`-style lists. */
+export function parseServers(servers: string | string[]): string[] {
+  const list = (Array.isArray(servers) ? servers : servers.split(",")).map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) throw new TidemarkError("INVALID_ARGUMENT", "nats.servers is empty");
+  return list;
+}
+
+export class Connector {
+  readonly #options: ConnectorOptions;
+  #pending: Promise<Connection> | undefined;
+  #current: Connection | undefined;
+  #closed = false;
+
+  constructor(options: ConnectorOptions) {
+    this.#options = options;
+  }
+
+  get requestTimeoutMs(): number {
+    return this.#options.requestTimeoutMs ?? 5_000;
+  }
+
+  /** True while the connection is up (false before first use). */
+  get connected(): boolean {
+    const nc = this.#current?.nc;
+    return !!nc && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined && !this.#reconnecting;
+  }
+  #reconnecting = false;
+
+  connection(): Promise<Connection> {
+    if (this.#closed) return Promise.reject(new TidemarkError("CLOSED", "this Sync is closed"));
+    if (!this.#pending) {
+      this.#pending = this.#open().catch((err) => {
+        this.#pending = undefined;
+        throw err;
+      });
+    }
+    return this.#pending;
+  }
+
+  async #open(): Promise<Connection> {
+    let embedded: EmbeddedNats | undefined;
+    let servers: string[];
+    if (this.#options.nats) {
+      servers = parseServers(this.#options.nats.servers);
+    } else {
+      embedded = await startEmbeddedNats(this.#options.embedded);
+      servers = [embedded.url];
+    }
+    const { servers: _ignored, ...rest } = this.#options.nats ?? { servers: [] };
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 10_000,
+        name: "tidemark",
+        ...rest,
+        servers,
+      });
+    } catch (err) {
+      await embedded?.stop();
+      throw new BrokerUnavailableError(`cannot connect to NATS at ${servers.join(",")}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    void this.#watch(nc);
+    const jsm = await this.#jetstreamManager(nc).catch(async (err) => {
+      await nc.close();
+      await embedded?.stop();
+      throw err;
+    });
+    const js = jetstream(nc, { timeout: this.requestTimeoutMs });
+    const conn: Connection = {
+      nc,
+      js,
+      jsm,
+      maxPayload: nc.info?.max_payload ?? 1024 * 1024,
+      serverVersion: nc.info?.version ?? "0.0.0",
+      embedded,
+    };
+    this.#current = conn;
+    if (this.#closed) {
+      await this.#shutdown(conn);
+      throw new TidemarkError("CLOSED", "this Sync is closed");
+    }
+    return conn;
+  }
+
+  // JetStream may need a moment after the listeners open (store recovery): retry briefly.
+  async #jetstreamManager(nc: NatsConnection): Promise<JetStreamManager> {
+    const deadline = Date.now() + Math.max(this.requestTimeoutMs, 10_000);
+    for (;;) {
+      try {
+        return await jetstreamManager(nc, { timeout: this.requestTimeoutMs });
+      } catch (err) {
+        if (Date.now() > deadline) {
+          throw new BrokerUnavailableError(`JetStream is not available on the NATS server: ${(err as Error).message}`, {
+            cause: err,
+          });
+        }
+        await sleep(200);
+      }
+    }
+  }
+
+  async #watch(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect" || s.type === "reconnecting") this.#reconnecting = true;
+      else if (s.type === "reconnect") this.#reconnecting = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (!pending) return;
+    const conn = await pending.catch(() => undefined);
+    if (conn) await this.#shutdown(conn);
+  }
+
+  async #shutdown(conn: Connection): Promise<void> {
+    try {
+      await conn.nc.drain();
+    } catch {
+      await conn.nc.close().catch(() => undefined);
+    }
+    await conn.embedded?.stop();
+  }
+
+  /** @internal */
+  mapError(err: unknown, context?: string): Error {
+    return mapNatsError(err, context);
+  }
+}

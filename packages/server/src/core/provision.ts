@@ -1,0 +1,138 @@
+/**
+ * Provisions a topic's two streams on first use and checks the declaration against what the
+ * broker holds. Nothing existing is changed, except the dead-letter byte limit (see below).
+ */
+import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
+import { ResourceDriftError, TidemarkError } from "@tidemark/shared";
+import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import {
+  declaredFields,
+  deadLetterStreamConfig,
+  eventStreamConfig,
+  expectedFields,
+  newIncarnation,
+  parseDescription,
+  type TopicNames,
+} from "./streams.js";
+import type { ResolvedTopicOptions } from "./types.js";
+
+/** The broker refused to reserve a stream's bytes. */
+export class StorageLimitError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("STORAGE_LIMIT", message, options);
+    this.name = "StorageLimitError";
+  }
+}
+
+export interface ProvisionContext {
+  jsm: JetStreamManager;
+  names: TopicNames;
+  options: ResolvedTopicOptions;
+  /** The server's file-store limit when known (embedded), for error messages. */
+  maxFileStore?: number;
+}
+
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(name);
+  } catch (err) {
+    if (jsErrorCode(err) === JsCode.StreamNotFound) return undefined;
+    throw mapNatsError(err, `stream info ${name}`);
+  }
+}
+
+function drift(kind: string, id: string, fields: string[], detail: string[]): ResourceDriftError {
+  return new ResourceDriftError(
+    `topic ${JSON.stringify(id)}: the declaration differs from the existing ${kind} (${detail.join("; ")}); the resource was not changed`,
+    fields,
+  );
+}
+
+function checkDrift(ctx: ProvisionContext, info: StreamInfo): string {
+  const desc = parseDescription(info.config.description);
+  if (!desc || desc.kind !== "events") {
+    throw new ResourceDriftError(
+      `stream ${info.config.name} exists but was not made by Tidemark for topic ${JSON.stringify(ctx.options.id)}`,
+      ["stream"],
+    );
+  }
+  const have = declaredFields(info.config, desc);
+  const want = expectedFields(ctx.options);
+  const fields = Object.keys(want).filter((k) => have[k] !== want[k]);
+  if (fields.length > 0) {
+    throw drift("stream", ctx.options.id, fields, fields.map((f) => `${f}: broker has ${JSON.stringify(have[f])}, declared ${JSON.stringify(want[f])}`));
+  }
+  return desc.incarnation;
+}
+
+async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { name: string }): Promise<"created" | "exists"> {
+  try {
+    await ctx.jsm.streams.add(config);
+    return "created";
+  } catch (err) {
+    const code = jsErrorCode(err);
+    if (code === JsCode.StreamNameInUse) return "exists";
+    if (code === JsCode.InsufficientResources || code === JsCode.StorageResourcesExceeded || /insufficient|resources/i.test((err as Error).message)) {
+      const reserve = (config.max_bytes ?? 0) * (config.num_replicas ?? 1);
+      const limit = ctx.maxFileStore !== undefined ? `${ctx.maxFileStore} bytes (the embedded server's max_file_store)` : "the server's JetStream max_file_store or the account's storage limit";
+      throw new StorageLimitError(
+        `cannot create stream ${config.name}: JetStream reserves max_bytes x replicas = ${reserve} bytes at creation, ` +
+          `which does not fit under ${limit} with the streams that exist. Lower retention.maxBytes, ` +
+          `retire unused topics (listTopics/destroy), or raise the limit.`,
+        { cause: err },
+      );
+    }
+    throw mapNatsError(err, `create stream ${config.name}`);
+  }
+}
+
+/**
+ * Makes sure both streams exist and match the declaration; returns the incarnation.
+ * The dead-letter byte limit is the one setting applied to an existing stream: raised always,
+ * lowered only while the stream holds no more than the new limit — otherwise it keeps its old
+ * limit and this throws ResourceDriftError (so every use fails until it holds less).
+ */
+export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
+  const { jsm, names, options } = ctx;
+  let incarnation: string | undefined;
+  for (let attempt = 0; attempt < 3 && incarnation === undefined; attempt++) {
+    const info = await streamInfo(jsm, names.stream);
+    if (info) {
+      incarnation = checkDrift(ctx, info);
+    } else {
+      const fresh = newIncarnation();
+      // Another process may create it at the same moment: then read theirs and compare.
+      if ((await create(ctx, eventStreamConfig(names, options, fresh))) === "created") incarnation = fresh;
+    }
+  }
+  if (incarnation === undefined) throw new TidemarkError("INTERNAL", `could not provision stream ${names.stream}`);
+
+  const dlq = await streamInfo(jsm, names.deadLetterStream);
+  const wanted = deadLetterStreamConfig(names, options, incarnation);
+  if (!dlq) {
+    if ((await create(ctx, wanted)) === "created") return incarnation;
+    return provisionTopic(ctx);
+  }
+  if (dlq.config.max_bytes !== options.deadLetterRetention.maxBytes) {
+    if (dlq.state.bytes > options.deadLetterRetention.maxBytes) {
+      throw drift("dead-letter stream", options.id, ["deadLetterRetention.maxBytes"], [
+        `it holds ${dlq.state.bytes} bytes, more than the declared limit ${options.deadLetterRetention.maxBytes}; ` +
+          `it keeps its limit ${dlq.config.max_bytes} until it holds less`,
+      ]);
+    }
+    try {
+      await jsm.streams.update(names.deadLetterStream, { ...dlq.config, max_bytes: options.deadLetterRetention.maxBytes });
+    } catch (err) {
+      throw mapNatsError(err, `update dead-letter limit of ${names.deadLetterStream}`);
+    }
+  }
+  return incarnation;
+}
+
+/** Reads the current incarnation of an existing topic, or undefined when it does not exist. */
+export async function readIncarnation(jsm: JetStreamManager, names: TopicNames): Promise<string | undefined> {
+  const info = await streamInfo(jsm, names.stream);
+  return parseDescription(info?.config.description)?.incarnation;
+}
+
+export { streamInfo };

@@ -1,0 +1,138 @@
+/**
+ * replay() and follow(): an ordered consumer filtered on the server, with the gap check that
+ * JetStream does not do (an ordered consumer that starts below the retained window silently
+ * gets the first retained event).
+ *
+ * - Whole-topic reads see every sequence, so any jump is a removal: no broker request needed.
+ * - Tenant reads skip other tenants' sequences by design. A jump is safe when the retained window
+ *   still started at or below the position right after the previous event; one stream-info
+ *   request checks a whole batch (removal only moves the front forward, so the earliest jump
+ *   in the batch decides).
+ */
+import { decodeCursor, InvalidArgumentError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
+import type { JsMsg, StreamInfo } from "@nats-io/jetstream";
+import { BatchPump } from "./batches.js";
+import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import { streamInfo } from "./provision.js";
+import { TidemarkError } from "@tidemark/shared";
+
+export interface ReadOptions {
+  after?: string;
+  until?: string;
+  tenantId?: string;
+  signal?: AbortSignal;
+  /** false: replay (finite); true: follow (stays open). */
+  follow: boolean;
+}
+
+/** First retained sequence (last + 1 when nothing is retained). */
+export function firstRetained(info: StreamInfo): number {
+  return info.state.messages === 0 ? info.state.last_seq + 1 : info.state.first_seq;
+}
+
+async function window(rt: TopicRuntime, h: TopicHandles): Promise<StreamInfo> {
+  const info = await streamInfo(h.jsm, rt.streamName);
+  if (!info) throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(rt.options.id)} no longer exists on the broker`);
+  return info;
+}
+
+function gap(rt: TopicRuntime, requested: number, first: number, why: string): RetentionGapError {
+  return new RetentionGapError(
+    `topic ${JSON.stringify(rt.options.id)}: ${why}; requested events after sequence ${requested}, the first retained is ${first}`,
+    { requestedSequence: requested, firstAvailableSequence: first },
+  );
+}
+
+/** Reads events; see the module comment for the gap rules. */
+export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenerator<TidemarkEvent<T>> {
+  const { signal } = opts;
+  if (signal?.aborted) return;
+  const h = await rt.ready();
+  // Cursors are checked before any broker work: malformed or foreign ones fail at once.
+  const after = opts.after === undefined ? undefined : rt.cursorSequence(opts.after);
+  const until = opts.until === undefined ? undefined : rt.cursorSequence(opts.until);
+  const filter = rt.filterFor(opts.tenantId);
+  const filtered = opts.tenantId !== undefined;
+  if (after !== undefined && until !== undefined && until < after) {
+    throw new InvalidArgumentError(`until (sequence ${until}) is before after (sequence ${after})`);
+  }
+
+  let info = await window(rt, h).catch((e) => Promise.reject(rt.mapError(e)));
+  let first = firstRetained(info);
+  if (after !== undefined) {
+    const inc = decodeCursor(opts.after).incarnation;
+    if (inc !== "" && inc !== h.incarnation && after > 0) {
+      throw gap(rt, after, first, "the topic was destroyed and re-created since this cursor was issued");
+    }
+  }
+  const last = opts.follow ? Number.POSITIVE_INFINITY : (until ?? info.state.last_seq);
+  if (after !== undefined && last <= after) return;
+  if (after !== undefined && first > after + 1) throw gap(rt, after, first, "retention removed events past the cursor");
+  const start = after !== undefined ? after + 1 : Math.max(first, 1);
+  if (!opts.follow && start > last) return;
+
+  let consumer;
+  try {
+    consumer = await h.js.consumers.getPushConsumer(rt.streamName, { filter_subjects: filter, opt_start_seq: start });
+  } catch (err) {
+    throw rt.mapError(err);
+  }
+  const pendingAtStart = (await consumer.info(true)).num_pending;
+  const messages = await consumer.consume();
+  const onAbort = () => void messages.close();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  // `prev` is the position the reader has reached: the cursor, then each yielded event.
+  let prev = after;
+  try {
+    if (!opts.follow && pendingAtStart === 0) {
+      await finalCheck();
+      return;
+    }
+    const pump = new BatchPump<JsMsg>(messages);
+    for (;;) {
+      const batch = await pump.next();
+      if (batch === undefined || signal?.aborted) return;
+      let checked = false;
+      let p = prev;
+      for (const m of batch) {
+        if (p !== undefined && m.seq !== p + 1 && filtered && m.seq > p) {
+          checked = true;
+          break;
+        }
+        p = m.seq;
+      }
+      if (checked) {
+        info = await window(rt, h).catch((e) => Promise.reject(rt.mapError(e)));
+        first = firstRetained(info);
+      }
+      for (const m of batch) {
+        if (m.seq > last) return;
+        if (prev !== undefined) {
+          if (m.seq <= prev) throw gap(rt, prev, m.seq, "the topic was destroyed and re-created while reading");
+          if (m.seq !== prev + 1 && (!filtered || first > prev + 1)) {
+            throw gap(rt, prev, filtered ? first : m.seq, "retention overtook the reader");
+          }
+        }
+        prev = m.seq;
+        yield rt.toEvent<T>(m);
+        if (signal?.aborted) return;
+        if (!opts.follow && (m.seq >= last || m.info.pending === 0)) {
+          if (m.seq < last) await finalCheck();
+          return;
+        }
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    await messages.close().catch(() => undefined);
+    await consumer.delete().catch(() => undefined);
+  }
+
+  // A finite read that ends below `last` must not have lost the tail to retention.
+  async function finalCheck(): Promise<void> {
+    if (prev === undefined) return;
+    const now = await window(rt, h!).catch((e) => Promise.reject(rt.mapError(e)));
+    const f = firstRetained(now);
+    if (f > prev + 1 && prev < last) throw gap(rt, prev, f, "retention removed events past the cursor");
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Names, subjects and stream configurations of a topic. One topic is one event stream plus one
+ * dead-letter stream; tenants are subject tokens inside them. JetStream names cannot hold dots,
+ * so topic ids are encoded with `topicToken()`.
+ */
+import { encodeTenant, topicToken } from "@tidemark/shared";
+import type { StreamConfig } from "@nats-io/jetstream";
+import { HEADROOM_BYTES } from "./options.js";
+import type { ResolvedTopicOptions } from "./types.js";
+
+const NS_PER_MS = 1_000_000;
+
+/** Stream-name prefix of a namespace's event streams (used by listTopics). */
+export function eventStreamPrefix(namespace: string): string {
+  return `TMEV_${namespace}_`;
+}
+
+/** @internal Names and subjects of one topic. */
+export interface TopicNames {
+  stream: string;
+  deadLetterStream: string;
+  /** `tm.<ns>.<topic>` — events are `<base>.<tenant token>` */
+  base: string;
+  deadLetterBase: string;
+  liveBase: string;
+}
+
+export function topicNames(namespace: string, id: string): TopicNames {
+  const t = topicToken(id);
+  return {
+    stream: `${eventStreamPrefix(namespace)}${t}`,
+    deadLetterStream: `TMDL_${namespace}_${t}`,
+    base: `tm.${namespace}.${t}`,
+    deadLetterBase: `tmdl.${namespace}.${t}`,
+    liveBase: `tmlive.${namespace}.${t}`,
+  };
+}
+
+/** Subject of an event of `tenantId` (or of no tenant). */
+export function eventSubject(names: TopicNames, tenantId: string | undefined): string {
+  return `${names.base}.${encodeTenant(tenantId)}`;
+}
+
+/** Read filter: one tenant, or every event of the topic. */
+export function eventFilter(names: TopicNames, tenantId: string | undefined): string {
+  return tenantId === undefined ? `${names.base}.>` : eventSubject(names, tenantId);
+}
+
+/**
+ * What a stream's description records. JetStream 2.9 has no stream metadata, so the owner,
+ * the payload limit and the stream's incarnation live in the description as JSON.
+ */
+export interface StreamDescription {
+  tidemark: 1;
+  kind: "events" | "dead-letters";
+  topic: string;
+  owner: string;
+  maxPayloadBytes: number;
+  incarnation: string;
+}
+
+export function parseDescription(text: string | undefined): StreamDescription | undefined {
+  if (!text) return undefined;
+  try {
+    const d = JSON.parse(text) as StreamDescription;
+    return d && d.tidemark === 1 && typeof d.incarnation === "string" ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A fresh incarnation id: 10 base-36 characters. */
+export function newIncarnation(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  return n.toString(36).padStart(10, "0").slice(-10);
+}
+
+/** Config of the event stream. */
+export function eventStreamConfig(
+  names: TopicNames,
+  o: ResolvedTopicOptions,
+  incarnation: string,
+): Partial<StreamConfig> & { name: string } {
+  const description: StreamDescription = {
+    tidemark: 1,
+    kind: "events",
+    topic: o.id,
+    owner: o.owner,
+    maxPayloadBytes: o.maxPayloadBytes,
+    incarnation,
+  };
+  return {
+    name: names.stream,
+    description: JSON.stringify(description),
+    subjects: [`${names.base}.>`],
+    retention: "limits" as StreamConfig["retention"],
+    storage: "file" as StreamConfig["storage"],
+    discard: "old" as StreamConfig["discard"],
+    max_age: o.retention.maxAgeMs * NS_PER_MS,
+    max_bytes: o.retention.maxBytes,
+    max_msg_size: o.maxPayloadBytes + HEADROOM_BYTES,
+    max_msgs: -1,
+    max_consumers: -1,
+    duplicate_window: o.dedupeWindowMs * NS_PER_MS,
+    num_replicas: o.replicas,
+    allow_direct: true,
+    // Stored events are republished on core subjects with their sequence in headers: live()
+    // readers subscribe there and need no consumer each.
+    republish: { src: `${names.base}.>`, dest: `${names.liveBase}.>` },
+  };
+}
+
+/** Config of the dead-letter stream. */
+export function deadLetterStreamConfig(
+  names: TopicNames,
+  o: ResolvedTopicOptions,
+  incarnation: string,
+): Partial<StreamConfig> & { name: string } {
+  const description: StreamDescription = {
+    tidemark: 1,
+    kind: "dead-letters",
+    topic: o.id,
+    owner: o.owner,
+    maxPayloadBytes: o.maxPayloadBytes,
+    incarnation,
+  };
+  return {
+    name: names.deadLetterStream,
+    description: JSON.stringify(description),
+    subjects: [`${names.deadLetterBase}.>`],
+    retention: "limits" as StreamConfig["retention"],
+    storage: "file" as StreamConfig["storage"],
+    discard: "old" as StreamConfig["discard"],
+    max_age: o.retention.maxAgeMs * NS_PER_MS,
+    max_bytes: o.deadLetterRetention.maxBytes,
+    max_msg_size: o.maxPayloadBytes + HEADROOM_BYTES,
+    max_msgs: -1,
+    max_consumers: -1,
+    duplicate_window: Math.min(o.dedupeWindowMs, o.retention.maxAgeMs) * NS_PER_MS,
+    num_replicas: o.replicas,
+  };
+}
+
+/** Fields of the declaration that must match the broker, read back from a stream config. */
+export function declaredFields(config: StreamConfig, description: StreamDescription | undefined) {
+  return {
+    owner: description?.owner,
+    "retention.maxAgeMs": Math.round(config.max_age / NS_PER_MS),
+    "retention.maxBytes": config.max_bytes,
+    dedupeWindowMs: Math.round((config.duplicate_window ?? 0) / NS_PER_MS),
+    maxPayloadBytes: description?.maxPayloadBytes,
+    replicas: config.num_replicas,
+  } as Record<string, unknown>;
+}
+
+export function expectedFields(o: ResolvedTopicOptions): Record<string, unknown> {
+  return {
+    owner: o.owner,
+    "retention.maxAgeMs": o.retention.maxAgeMs,
+    "retention.maxBytes": o.retention.maxBytes,
+    dedupeWindowMs: o.dedupeWindowMs,
+    maxPayloadBytes: o.maxPayloadBytes,
+    replicas: o.replicas,
+  };
+}

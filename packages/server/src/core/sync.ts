@@ -1,0 +1,163 @@
+/**
+ * createSync / configureSync / lazySync: one Sync per process owns the NATS connection. Without
+ * configuration the environment decides: TIDEMARK_NATS_URL (comma-separated) for an existing
+ * NATS, otherwise an embedded nats-server under TIDEMARK_DATA_DIR (default `.tidemark`).
+ */
+import { assertNamespace, TidemarkError } from "@tidemark/shared";
+import type { StreamInfo } from "@nats-io/jetstream";
+import { Connector, type ExternalNatsOptions } from "./connection.js";
+import type { EmbeddedNatsOptions } from "../embedded/server.js";
+import { resolveTopicOptions } from "./options.js";
+import { JetStreamTopic, type TopicHost } from "./topic.js";
+import { eventStreamPrefix, parseDescription } from "./streams.js";
+import type { Hub, Sync, Topic, TopicInfo, TopicOptions } from "./types.js";
+import type { TopicRuntime } from "./runtime.js";
+import { mapNatsError } from "./errors.js";
+
+export interface SyncOptions {
+  /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */
+  namespace?: string;
+  /** An existing NATS server or cluster. @default TIDEMARK_NATS_URL, else embedded */
+  nats?: ExternalNatsOptions;
+  /** Options of the embedded nats-server, used when `nats` is absent. */
+  embedded?: EmbeddedNatsOptions;
+  /** Bound on broker requests (publish included) while the broker is away. @default 5000 */
+  requestTimeoutMs?: number;
+}
+
+/** Hooks that other modules (hub, workers) register; kept apart so the core does not import them. */
+export interface SyncExtensions {
+  hub?: (sync: Sync, topic: Topic<unknown>, tenantId: string | undefined) => Hub<unknown>;
+  closeHubs?: (sync: Sync) => void;
+  process?: TopicHost["process"];
+  deadLetters?: TopicHost["deadLetters"];
+}
+const extensions: SyncExtensions = {};
+
+/** @internal Registers hub and worker implementations. */
+export function extendSync(ext: SyncExtensions): void {
+  Object.assign(extensions, ext);
+}
+
+class JetStreamSync implements Sync {
+  readonly namespace: string;
+  readonly #connector: Connector;
+  readonly #host: TopicHost;
+
+  constructor(options: SyncOptions) {
+    const namespace = options.namespace ?? process.env.TIDEMARK_NAMESPACE ?? "app";
+    assertNamespace(namespace);
+    this.namespace = namespace;
+    this.#connector = new Connector({
+      nats: options.nats,
+      embedded: options.embedded,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
+    const missing = (what: string) => () => {
+      throw new TidemarkError("INTERNAL", `${what} is not available: import "@tidemark/server" (not a deep path)`);
+    };
+    this.#host = {
+      namespace,
+      connector: this.#connector,
+      hub: <T>(topic: Topic<T>, tenantId: string | undefined) =>
+        (extensions.hub ?? missing("hub()"))(this, topic as Topic<unknown>, tenantId) as Hub<T>,
+      process: (rt, o, h) => (extensions.process ?? missing("process()"))(rt, o, h),
+      deadLetters: (rt: TopicRuntime, c: string) => (extensions.deadLetters ?? missing("deadLetters()"))(rt, c),
+    };
+  }
+
+  get connected(): boolean {
+    return this.#connector.connected;
+  }
+
+  topic<T = unknown>(options: TopicOptions): Topic<T> {
+    return new JetStreamTopic<T>(this.#host, resolveTopicOptions(options));
+  }
+
+  async ready(): Promise<void> {
+    await this.#connector.connection();
+  }
+
+  async listTopics(options: { idPrefix?: string } = {}): Promise<TopicInfo[]> {
+    const { jsm } = await this.#connector.connection();
+    const prefix = eventStreamPrefix(this.namespace);
+    const events: StreamInfo[] = [];
+    const deadLetters = new Map<string, number>();
+    try {
+      for await (const info of jsm.streams.list()) {
+        const name = info.config.name;
+        if (name.startsWith(prefix)) events.push(info);
+        else if (name.startsWith(`TMDL_${this.namespace}_`)) deadLetters.set(name.slice(`TMDL_${this.namespace}_`.length), info.state.messages);
+      }
+    } catch (err) {
+      throw mapNatsError(err, "listTopics");
+    }
+    const rows: TopicInfo[] = [];
+    for (const info of events) {
+      const desc = parseDescription(info.config.description);
+      if (!desc) continue;
+      if (options.idPrefix !== undefined && !desc.topic.startsWith(options.idPrefix)) continue;
+      rows.push({
+        id: desc.topic,
+        owner: desc.owner,
+        events: info.state.messages,
+        bytes: info.state.bytes,
+        firstSequence: info.state.first_seq,
+        lastSequence: info.state.last_seq,
+        deadLetters: deadLetters.get(info.config.name.slice(prefix.length)) ?? 0,
+        retention: { maxAgeMs: Math.round(info.config.max_age / 1e6), maxBytes: info.config.max_bytes },
+        replicas: info.config.num_replicas,
+      });
+    }
+    return rows.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async close(): Promise<void> {
+    extensions.closeHubs?.(this);
+    await this.#connector.close();
+  }
+}
+
+/** Creates a Sync that you own; it connects on first use. `await sync.close()` releases it. */
+export function createSync(options: SyncOptions = {}): Sync {
+  return new JetStreamSync(options);
+}
+
+/** Options for the process default from the environment. */
+export function syncOptionsFromEnv(env: Record<string, string | undefined> = process.env): SyncOptions {
+  const url = env.TIDEMARK_NATS_URL;
+  return url ? { nats: { servers: url } } : { embedded: { dataDir: env.TIDEMARK_DATA_DIR } };
+}
+
+let defaultSync: Sync | undefined;
+
+/** Sets the process default Sync (from options, or one you made). Returns it. */
+export function configureSync(options: SyncOptions | Sync = {}): Sync {
+  defaultSync = isSync(options) ? options : createSync(options);
+  return defaultSync;
+}
+
+function isSync(v: SyncOptions | Sync): v is Sync {
+  return typeof (v as Sync).topic === "function" && typeof (v as Sync).close === "function";
+}
+
+/** The process default Sync: the configured one, else one made from the environment. */
+export function getDefaultSync(): Sync {
+  defaultSync ??= createSync(syncOptionsFromEnv());
+  return defaultSync;
+}
+
+/**
+ * Binds a declaration to the process default Sync: the function runs once per Sync, on first
+ * call, so a module can declare its topics at import time without connecting.
+ * @example const events = lazySync((sync) => sync.topic({ id: "inventory.events" }));
+ *          await events().publish({ data });
+ */
+export function lazySync<R>(declare: (sync: Sync) => R): () => R {
+  const cache = new WeakMap<Sync, R>();
+  return () => {
+    const sync = getDefaultSync();
+    if (!cache.has(sync)) cache.set(sync, declare(sync));
+    return cache.get(sync)!;
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * The JetStream implementation of a declared topic. It is also the topic's internal runtime
+ * (`TopicRuntime`) for workers and hubs. Every broker-touching method provisions on first use.
+ */
+import {
+  assertTenantId,
+  CursorMismatchError,
+  cursorPrefix,
+  cursorWithPrefix,
+  decodeCursor,
+  decodeEnvelope,
+  encodeEnvelope,
+  eventIdFor,
+  InvalidArgumentError,
+  PayloadTooLargeError,
+  TidemarkError,
+  type Cursor,
+  type TidemarkEvent,
+} from "@tidemark/shared";
+import type { JsMsg, StoredMsg } from "@nats-io/jetstream";
+import type { Connector } from "./connection.js";
+import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import { HEADROOM_BYTES } from "./options.js";
+import { provisionTopic, streamInfo } from "./provision.js";
+import { readEvents } from "./reader.js";
+import { readLive } from "./live.js";
+import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
+import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import { encodeTenant } from "@tidemark/shared";
+import type {
+  DeadLetters,
+  FollowOptions,
+  Hub,
+  LiveOptions,
+  ProcessEvent,
+  ProcessOptions,
+  PublishOptions,
+  PublishReceipt,
+  ReplayOptions,
+  ResolvedTopicOptions,
+  Topic,
+  Worker,
+} from "./types.js";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const HEADER_LINE = /[\r\n]/;
+
+/** What a topic needs from its Sync. */
+export interface TopicHost {
+  namespace: string;
+  connector: Connector;
+  maxFileStore?: number;
+  hub<T>(topic: Topic<T>, tenantId: string | undefined): Hub<T>;
+  process<T>(rt: TopicRuntime, options: ProcessOptions, handler: (e: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
+  deadLetters<T>(rt: TopicRuntime, consumer: string): DeadLetters<T>;
+}
+
+export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
+  readonly id: string;
+  readonly options: Readonly<ResolvedTopicOptions>;
+  readonly namespace: string;
+  readonly #host: TopicHost;
+  readonly #names: TopicNames;
+  #ready: Promise<TopicHandles> | undefined;
+  #incarnation = "";
+  #prefix: string;
+
+  constructor(host: TopicHost, options: ResolvedTopicOptions) {
+    this.#host = host;
+    this.options = Object.freeze(options);
+    this.id = options.id;
+    this.namespace = host.namespace;
+    this.#names = topicNames(host.namespace, options.id);
+    this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation: "" });
+  }
+
+  get streamName(): string {
+    return this.#names.stream;
+  }
+  get deadLetterStreamName(): string {
+    return this.#names.deadLetterStream;
+  }
+  subjectFor(tenantId: string | undefined): string {
+    return eventSubject(this.#names, tenantId);
+  }
+  filterFor(tenantId: string | undefined): string {
+    return eventFilter(this.#names, tenantId);
+  }
+  deadLetterSubject(consumer: string): string {
+    return `${this.#names.deadLetterBase}.${consumer}`;
+  }
+  #liveSubject = (tenantId: string | undefined): string =>
+    tenantId === undefined ? `${this.#names.liveBase}.>` : `${this.#names.liveBase}.${encodeTenant(tenantId)}`;
+
+  ready(): Promise<TopicHandles> {
+    if (!this.#ready) {
+      this.#ready = this.#provision().catch((err) => {
+        this.#ready = undefined;
+        throw err;
+      });
+    }
+    return this.#ready;
+  }
+
+  async #provision(): Promise<TopicHandles> {
+    const conn = await this.#host.connector.connection();
+    if (conn.maxPayload < this.options.maxPayloadBytes + HEADROOM_BYTES) {
+      throw new InvalidArgumentError(
+        `maxPayloadBytes (${this.options.maxPayloadBytes}) plus 4 KiB of headers exceeds the NATS server's max_payload (${conn.maxPayload}); lower it or raise max_payload on the server`,
+      );
+    }
+    const incarnation = await provisionTopic({
+      jsm: conn.jsm,
+      names: this.#names,
+      options: this.options,
+      maxFileStore: conn.embedded?.maxFileStore,
+    });
+    this.#setIncarnation(incarnation);
+    return { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+  }
+
+  #setIncarnation(incarnation: string): void {
+    if (incarnation === this.#incarnation) return;
+    this.#incarnation = incarnation;
+    this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation });
+  }
+
+  mapError(err: unknown): Error {
+    return mapNatsError(err, `topic ${JSON.stringify(this.id)}`);
+  }
+
+  // ---- cursors ----
+
+  cursorAt(sequence: number): Cursor {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) {
+      throw new InvalidArgumentError(`sequence must be a non-negative integer, got ${String(sequence)}`);
+    }
+    return cursorWithPrefix(this.#prefix, sequence);
+  }
+
+  cursorSequence(cursor: string): number {
+    const parts = decodeCursor(cursor);
+    if (parts.namespace !== this.namespace || parts.topic !== this.id) {
+      throw new CursorMismatchError(
+        `cursor belongs to topic ${JSON.stringify(parts.topic)} in namespace ${JSON.stringify(parts.namespace)}, not ${JSON.stringify(this.id)} in ${JSON.stringify(this.namespace)}`,
+      );
+    }
+    return parts.sequence;
+  }
+
+  toEvent<E = T>(msg: JsMsg | StoredMsg): TidemarkEvent<E> {
+    return this.decode<E>(msg.seq, msg.data);
+  }
+
+  /** @internal */
+  decode<E = T>(seq: number, data: Uint8Array): TidemarkEvent<E> {
+    const env = decodeEnvelope(decoder.decode(data));
+    const event: TidemarkEvent<E> = {
+      eventId: eventIdFor(this.#incarnation, seq),
+      cursor: cursorWithPrefix(this.#prefix, seq),
+      streamSequence: seq,
+      data: env.d as E,
+      publishedAt: env.ts,
+    };
+    if (env.t !== undefined) event.tenantId = env.t;
+    return event;
+  }
+
+  // ---- writes ----
+
+  async publish(options: PublishOptions<T>): Promise<PublishReceipt> {
+    if (typeof options !== "object" || options === null) throw new InvalidArgumentError("publish options are required");
+    const { data, tenantId, idempotencyKey } = options;
+    if (tenantId !== undefined) assertTenantId(tenantId);
+    if (idempotencyKey !== undefined) {
+      if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0 || idempotencyKey.length > 512 || HEADER_LINE.test(idempotencyKey)) {
+        throw new InvalidArgumentError("idempotencyKey must be a non-empty string of at most 512 characters without line breaks");
+      }
+    }
+    const body = encodeEnvelope(tenantId === undefined ? { v: 1, ts: Date.now(), d: data } : { v: 1, ts: Date.now(), t: tenantId, d: data });
+    const bytes = encoder.encode(body);
+    if (bytes.length > this.options.maxPayloadBytes) {
+      throw new PayloadTooLargeError(
+        `event envelope of ${bytes.length} bytes is over the topic's maxPayloadBytes (${this.options.maxPayloadBytes}); nothing was stored`,
+        { size: bytes.length, limit: this.options.maxPayloadBytes },
+      );
+    }
+    const subject = this.subjectFor(tenantId);
+    for (let attempt = 0; ; attempt++) {
+      const h = await this.ready();
+      try {
+        const ack = await h.js.publish(subject, bytes, {
+          msgID: idempotencyKey,
+          expect: { streamName: this.#names.stream },
+          timeout: this.#host.connector.requestTimeoutMs,
+        });
+        return {
+          eventId: eventIdFor(h.incarnation, ack.seq),
+          cursor: cursorWithPrefix(this.#prefix, ack.seq),
+          streamSequence: ack.seq,
+          duplicate: ack.duplicate,
+        };
+      } catch (err) {
+        // The stream was destroyed under us (by another process): provision again, once.
+        if (attempt === 0 && (await this.#streamGone(h))) {
+          this.#ready = undefined;
+          continue;
+        }
+        throw this.mapError(err);
+      }
+    }
+  }
+
+  async #streamGone(h: TopicHandles): Promise<boolean> {
+    try {
+      return (await streamInfo(h.jsm, this.#names.stream)) === undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  async destroy(): Promise<void> {
+    const conn = await this.#host.connector.connection();
+    for (const name of [this.#names.stream, this.#names.deadLetterStream]) {
+      try {
+        await conn.jsm.streams.delete(name);
+      } catch (err) {
+        if (jsErrorCode(err) !== JsCode.StreamNotFound) throw this.mapError(err);
+      }
+    }
+    this.#ready = undefined;
+  }
+
+  // ---- reads ----
+
+  replay(options: ReplayOptions = {}): AsyncIterable<TidemarkEvent<T>> {
+    return readEvents<T>(this, { ...options, follow: false });
+  }
+
+  follow(options: FollowOptions = {}): AsyncIterable<TidemarkEvent<T>> {
+    return readEvents<T>(this, { ...options, until: undefined, follow: true });
+  }
+
+  live(options: LiveOptions = {}): AsyncIterable<TidemarkEvent<T>> {
+    const self = this;
+    return {
+      [Symbol.asyncIterator]() {
+        if (options.tenantId !== undefined) {
+          try {
+            assertTenantId(options.tenantId);
+          } catch (err) {
+            return failing<TidemarkEvent<T>>(err);
+          }
+        }
+        return readLive<T>(self, self.#liveSubject, (seq, data) => self.decode<T>(seq, data), options);
+      },
+    };
+  }
+
+  async head(): Promise<Cursor> {
+    const h = await this.ready();
+    const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
+    if (!info) throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(this.id)} no longer exists on the broker`);
+    return this.cursorAt(info.state.last_seq);
+  }
+
+  async latestCursor(options: { tenantId?: string } = {}): Promise<Cursor | undefined> {
+    const { tenantId } = options;
+    if (tenantId !== undefined) assertTenantId(tenantId);
+    const h = await this.ready();
+    if (tenantId === undefined) {
+      const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
+      return info && info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
+    }
+    try {
+      const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
+      return msg ? this.cursorAt(msg.seq) : undefined;
+    } catch (err) {
+      if (jsErrorCode(err) === JsCode.NoMessageFound) return undefined;
+      throw this.mapError(err);
+    }
+  }
+
+  hub(options: { tenantId?: string } = {}): Hub<T> {
+    if (options.tenantId !== undefined) assertTenantId(options.tenantId);
+    return this.#host.hub(this, options.tenantId);
+  }
+
+  process(options: ProcessOptions, handler: (event: ProcessEvent<T>) => Promise<void> | void): Promise<Worker> {
+    return this.#host.process<T>(this, options, handler);
+  }
+
+  deadLetters(options: { consumer: string }): DeadLetters<T> {
+    return this.#host.deadLetters<T>(this, options.consumer);
+  }
+}
+
+function failing<E>(err: unknown): AsyncIterator<E> {
+  return { next: () => Promise.reject(err) };
+}
+
+/** @internal The runtime behind a topic made by a Sync (for workers, hubs and tests). */
+export function runtimeOf(topic: Topic<unknown>): TopicRuntime {
+  if (!(topic instanceof JetStreamTopic)) throw new InvalidArgumentError("not a topic made by createSync()");
+  return topic;
+}

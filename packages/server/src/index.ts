@@ -1,0 +1,43 @@
+/** @tidemark/server: retained event topics on NATS JetStream, the embedded NATS, the bridge. */
+export { createSync, configureSync, lazySync, getDefaultSync, syncOptionsFromEnv } from "./core/sync.js";
+export type { SyncOptions } from "./core/sync.js";
+export type { ExternalNatsOptions } from "./core/connection.js";
+export { TOPIC_DEFAULTS } from "./core/options.js";
+export { StorageLimitError } from "./core/provision.js";
+export type {
+  Sync,
+  Topic,
+  TopicOptions,
+  RetentionOptions,
+  ResolvedTopicOptions,
+  TopicInfo,
+  PublishOptions,
+  PublishReceipt,
+  ReplayOptions,
+  FollowOptions,
+  LiveOptions,
+  Hub,
+  HubSubscribeOptions,
+  ProcessOptions,
+  ProcessStart,
+  ProcessEvent,
+  Worker,
+  DeadLetter,
+  DeadLetters,
+} from "./core/types.js";
+export { startEmbeddedNats, EmbeddedNatsError } from "./embedded/server.js";
+export type { EmbeddedNats, EmbeddedNatsOptions } from "./embedded/server.js";
+export { findNatsServer, NatsServerNotFoundError } from "./embedded/binary.js";
+export {
+  ErrorCode,
+  TidemarkError,
+  ResourceDriftError,
+  RetentionGapError,
+  CursorMismatchError,
+  InvalidCursorError,
+  PayloadTooLargeError,
+  InvalidArgumentError,
+  BrokerUnavailableError,
+  isTidemarkError,
+} from "@tidemark/shared";
+export type { Cursor, TidemarkEvent } from "@tidemark/shared";
