@@ -243,19 +243,17 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   live(options: LiveOptions = {}): AsyncIterable<TidemarkEvent<T>> {
-    const self = this;
-    return {
-      [Symbol.asyncIterator]() {
-        if (options.tenantId !== undefined) {
-          try {
-            assertTenantId(options.tenantId);
-          } catch (err) {
-            return failing<TidemarkEvent<T>>(err);
-          }
+    const open = (): AsyncIterator<TidemarkEvent<T>> => {
+      if (options.tenantId !== undefined) {
+        try {
+          assertTenantId(options.tenantId);
+        } catch (err) {
+          return failing<TidemarkEvent<T>>(err);
         }
-        return readLive<T>(self, self.#liveSubject, (seq, data) => self.decode<T>(seq, data), options);
-      },
+      }
+      return readLive<T>(this, this.#liveSubject, (seq, data) => this.decode<T>(seq, data), options);
     };
+    return { [Symbol.asyncIterator]: open };
   }
 
   async head(): Promise<Cursor> {
