@@ -1,0 +1,371 @@
+/**
+ * The tab side: `createClient()` finds the profile's engine (SharedWorker, else a leader tab,
+ * else its own), and turns the engine's messages into feeds and a status for this tab.
+ */
+import { wrap, proxy } from "comlink";
+import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
+import { defaultBackoff, type BackoffOptions } from "./backoff.js";
+import { keepErrorCodes } from "./comlink-errors.js";
+import { Engine } from "./engine.js";
+import { TabView } from "./feed-log.js";
+import { joinElection } from "./leader.js";
+import type { Status } from "./state.js";
+import type { EngineApi, EngineConfig, EngineStats, FeedItem, FeedSpec, OpenRequest, TabMessage } from "./types.js";
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The bridge's WebSocket URL: `wss://host/ws`, or a path such as `/ws` on this origin. */
+  url: string;
+  /** Returns a token for `hello` and refreshes. Called in one tab for the whole profile. @default none (cookie) */
+  getToken?: () => string | Promise<string>;
+  /**
+   * Makes the SharedWorker. Bundlers need to see the worker file, so pass
+   * `() => new SharedWorker(new URL("./tidemark.worker.ts", import.meta.url), { type: "module", name: "tidemark" })`.
+   * `false` skips SharedWorker. @default the package's own `worker.js` beside this module
+   */
+  worker?: (() => SharedWorker) | false;
+  /** Force a transport (tests, debugging). @default "auto" */
+  transport?: "auto" | "shared-worker" | "leader" | "direct";
+  /** Items of history kept per feed, in IndexedDB and in each tab. @default 200 */
+  historyLimit?: number;
+  /** Reconnect backoff. @default { baseMs: 500, maxMs: 15000 } */
+  reconnect?: BackoffOptions;
+  /** How often this tab tells the engine it is alive. @default 5000 */
+  heartbeatMs?: number;
+  /** A tab silent this long is dropped (background tabs are throttled, so keep it generous). @default 90000 */
+  tabTimeoutMs?: number;
+  /** Refresh the token this often, besides before `welcome.expiresAt`. 0 = only then. @default 0 */
+  tokenRefreshMs?: number;
+  /** IndexedDB database name; `""` keeps history in memory. @default "tidemark" */
+  database?: string;
+}
+
+/** Where this tab's engine runs. */
+export type Transport = "shared-worker" | "leader" | "follower" | "direct";
+
+/** What a tab knows about the connection. */
+export interface ClientState {
+  status: Status;
+  /** Tabs of this profile served by the same connection (this one included). */
+  tabs: number;
+  /** The server's id of the connection, while connected. */
+  connectionId?: string;
+  transport: Transport;
+}
+
+/** One feed as this tab sees it. */
+export interface Feed<T = unknown> {
+  /** History and new items, oldest first, at most `historyLimit`. */
+  readonly items: readonly FeedItem<T>[];
+  /** Replay reached the live edge on the current connection. */
+  readonly caughtUp: boolean;
+  /** Why the server refused or ended the feed, if it did. */
+  readonly error: TidemarkError | undefined;
+  /**
+   * New items, each once and in order. The first call (and the first call to a listener added
+   * later) carries the history with `history: true`.
+   */
+  onItems(listener: (items: FeedItem<T>[], info: { history: boolean }) => void): () => void;
+  /** New items, in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
+  onEffect(listener: (item: FeedItem<T>) => void): () => void;
+  onError(listener: (error: TidemarkError) => void): () => void;
+  close(): void;
+}
+
+/** A tab's handle on the profile's connection. */
+export interface Client {
+  readonly state: ClientState;
+  onState(listener: (state: ClientState) => void): () => void;
+  /** A cursor-resumable feed with history kept in the profile. */
+  feed<T = unknown>(spec: FeedSpec): Feed<T>;
+  /** Best-effort live events: no cursor, no history. */
+  live<T = unknown>(spec: FeedSpec): Feed<T>;
+  stats(): Promise<EngineStats>;
+  close(): void;
+}
+
+/**
+ * Connects this tab to the profile's shared connection.
+ *
+ * @example
+ * const client = createClient({ url: "/ws", getToken: () => fetch("/token").then((r) => r.text()) });
+ * const feed = client.feed<{ text: string }>({ topic: "notifications", tenantId: "acme" });
+ * feed.onItems((items) => render(items));
+ */
+export function createClient(options: ClientOptions): Client {
+  return new TabClient(options);
+}
+
+let counter = 0;
+const randomId = () => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}-${++counter}`;
+
+class TabFeed<T> implements Feed<T> {
+  items: FeedItem<T>[] = [];
+  caughtUp = false;
+  error: TidemarkError | undefined;
+  readonly view = new TabView<T>();
+  private readonly itemListeners = new Set<(items: FeedItem<T>[], info: { history: boolean }) => void>();
+  private readonly effectListeners = new Set<(item: FeedItem<T>) => void>();
+  private readonly errorListeners = new Set<(error: TidemarkError) => void>();
+  private gotSnapshot = false;
+
+  constructor(
+    readonly request: OpenRequest,
+    private readonly limit: number,
+    private readonly owner: TabClient,
+  ) {}
+
+  onItems(listener: (items: FeedItem<T>[], info: { history: boolean }) => void): () => void {
+    this.itemListeners.add(listener);
+    if (this.gotSnapshot) listener(this.items.slice(), { history: true });
+    return () => this.itemListeners.delete(listener);
+  }
+
+  onEffect(listener: (item: FeedItem<T>) => void): () => void {
+    this.effectListeners.add(listener);
+    if (!this.request.effects) {
+      this.request.effects = true;
+      this.owner.reopen(this);
+    }
+    return () => this.effectListeners.delete(listener);
+  }
+
+  onError(listener: (error: TidemarkError) => void): () => void {
+    this.errorListeners.add(listener);
+    if (this.error) listener(this.error);
+    return () => this.errorListeners.delete(listener);
+  }
+
+  close(): void {
+    this.owner.closeFeed(this);
+  }
+
+  /** @internal */
+  receive(message: TabMessage): void {
+    switch (message.type) {
+      case "snapshot": {
+        const history = !this.gotSnapshot;
+        this.gotSnapshot = true;
+        this.caughtUp = message.caughtUp;
+        this.add(this.view.accept(message.items), history, false);
+        return;
+      }
+      case "items":
+        this.add(this.view.accept(message.items), false, message.effects);
+        return;
+      case "caught_up":
+        this.caughtUp = true;
+        return;
+      case "sub_error": {
+        const error = fromErrorPayload(message.error);
+        this.error = error;
+        for (const l of this.errorListeners) l(error);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private add(fresh: FeedItem<T>[], history: boolean, effects: boolean): void {
+    if (fresh.length === 0 && !history) return;
+    this.items.push(...fresh);
+    if (this.items.length > this.limit) this.items.splice(0, this.items.length - this.limit);
+    for (const l of this.itemListeners) l(fresh, { history });
+    if (effects) for (const item of fresh) for (const l of this.effectListeners) l(item);
+  }
+}
+
+class TabClient implements Client {
+  readonly tabId = randomId();
+  state: ClientState;
+  private engine: EngineApi | undefined;
+  private readonly config: EngineConfig;
+  private readonly feeds = new Map<string, TabFeed<unknown>>();
+  private readonly stateListeners = new Set<(state: ClientState) => void>();
+  private readonly cleanups: (() => void)[] = [];
+  private closed = false;
+  private attaching: Promise<void> | undefined;
+
+  constructor(private readonly options: ClientOptions) {
+    if (typeof options?.url !== "string" || options.url === "") throw new TypeError("createClient: `url` is required");
+    const historyLimit = options.historyLimit ?? 200;
+    if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new TypeError("createClient: `historyLimit` must be a positive integer");
+    this.config = {
+      url: toWebSocketUrl(options.url),
+      backoff: { ...defaultBackoff, ...options.reconnect },
+      historyLimit,
+      tabTimeoutMs: options.tabTimeoutMs ?? 90_000,
+      tokenRefreshMs: options.tokenRefreshMs ?? 0,
+      database: options.database ?? "tidemark",
+    };
+    keepErrorCodes();
+    this.state = { status: "connecting", tabs: 1, transport: "direct" };
+    this.start();
+  }
+
+  get name(): string {
+    return `tidemark:${this.config.database}:${this.config.url}`;
+  }
+
+  private start(): void {
+    const mode = this.options.transport ?? "auto";
+    const canShare = typeof SharedWorker !== "undefined" && this.options.worker !== false;
+    const canLead = typeof BroadcastChannel !== "undefined" && typeof navigator !== "undefined" && navigator.locks !== undefined;
+    if (mode === "shared-worker" || (mode === "auto" && canShare)) {
+      const worker = this.options.worker
+        ? this.options.worker()
+        : new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: this.name });
+      worker.port.start();
+      this.use(wrap<EngineApi>(worker.port) as unknown as EngineApi, "shared-worker");
+    } else if (mode === "leader" || (mode === "auto" && canLead)) {
+      const election = joinElection(this.name, this.tabId, {
+        onEngine: (engine, role) => this.use(engine, role),
+        onPush: (message) => this.receive(message),
+      });
+      this.cleanups.push(() => election.leave());
+    } else {
+      this.use(new Engine(), "direct");
+    }
+    this.watchPage();
+  }
+
+  private use(engine: EngineApi, transport: Transport): void {
+    this.engine = engine;
+    this.setState({ ...this.state, transport });
+    void this.attach();
+  }
+
+  private attach(): Promise<void> {
+    const engine = this.engine;
+    if (!engine || this.closed) return Promise.resolve();
+    const listener = (message: TabMessage) => this.receive(message);
+    const remote = this.state.transport === "shared-worker";
+    const getToken = this.options.getToken;
+    const focused = typeof document !== "undefined" && document.hasFocus();
+    this.attaching = engine
+      .attach(
+        { id: this.tabId, focused },
+        this.config,
+        remote ? proxy(listener) : listener,
+        getToken ? (remote ? proxy(() => getToken()) : getToken) : undefined,
+      )
+      .then(async () => {
+        if (typeof navigator !== "undefined" && navigator.onLine === false) await engine.network(this.tabId, false);
+        await Promise.all([...this.feeds.values()].map((f) => engine.open(this.tabId, { ...f.request })));
+      })
+      .catch(() => undefined);
+    return this.attaching;
+  }
+
+  private watchPage(): void {
+    const beat = setInterval(() => {
+      const engine = this.engine;
+      if (!engine) return;
+      engine.heartbeat(this.tabId).then(
+        (known) => {
+          if (!known && engine === this.engine) void this.attach();
+        },
+        () => undefined,
+      );
+    }, this.options.heartbeatMs ?? 5_000);
+    this.cleanups.push(() => clearInterval(beat));
+    if (typeof window === "undefined") return;
+    const on = <K extends keyof WindowEventMap>(target: Window | Document, type: K | "visibilitychange", fn: (e: Event) => void) => {
+      target.addEventListener(type, fn);
+      this.cleanups.push(() => target.removeEventListener(type, fn));
+    };
+    on(window, "online", () => void this.engine?.network(this.tabId, true).catch(() => undefined));
+    on(window, "offline", () => void this.engine?.network(this.tabId, false).catch(() => undefined));
+    on(window, "focus", () => void this.engine?.focus(this.tabId, true).catch(() => undefined));
+    on(window, "blur", () => void this.engine?.focus(this.tabId, false).catch(() => undefined));
+    on(document, "visibilitychange", () => {
+      if (document.visibilityState === "visible") void this.engine?.visible(this.tabId).catch(() => undefined);
+    });
+    // A closing tab sends no goodbye of its own: say it on pagehide (the heartbeat covers crashes).
+    on(window, "pagehide", () => {
+      void this.engine?.detach(this.tabId).catch(() => undefined);
+    });
+    on(window, "pageshow", (e) => {
+      if ((e as PageTransitionEvent).persisted) void this.attach();
+    });
+  }
+
+  private receive(message: TabMessage): void {
+    if (message.type === "status") {
+      const { status, tabs, connectionId } = message;
+      this.setState({ status, tabs, transport: this.state.transport, ...(connectionId ? { connectionId } : {}) });
+      return;
+    }
+    this.feeds.get(message.sub)?.receive(message);
+  }
+
+  private setState(state: ClientState): void {
+    this.state = state;
+    for (const l of this.stateListeners) l(state);
+  }
+
+  onState(listener: (state: ClientState) => void): () => void {
+    this.stateListeners.add(listener);
+    listener(this.state);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  feed<T>(spec: FeedSpec): Feed<T> {
+    return this.openFeed<T>(spec, "hub");
+  }
+
+  live<T>(spec: FeedSpec): Feed<T> {
+    return this.openFeed<T>(spec, "live");
+  }
+
+  private openFeed<T>(spec: FeedSpec, mode: "hub" | "live"): Feed<T> {
+    if (this.closed) throw new Error("client is closed");
+    if (typeof spec?.topic !== "string" || spec.topic === "") throw new TypeError("feed: `topic` is required");
+    const request: OpenRequest = { id: randomId(), mode, topic: spec.topic, effects: false };
+    if (spec.tenantId !== undefined) request.tenantId = spec.tenantId;
+    const feed = new TabFeed<T>(request, this.config.historyLimit, this);
+    this.feeds.set(request.id, feed as unknown as TabFeed<unknown>);
+    // Listeners are usually added right after feed(): open once they are known.
+    queueMicrotask(() => {
+      if (this.feeds.get(request.id) === feed) this.reopen(feed);
+    });
+    return feed;
+  }
+
+  /** @internal */
+  reopen(feed: { request: OpenRequest }): void {
+    const engine = this.engine;
+    if (!engine) return;
+    const request = { ...feed.request };
+    void (this.attaching ?? Promise.resolve()).then(() => engine.open(this.tabId, request)).catch(() => undefined);
+  }
+
+  /** @internal */
+  closeFeed(feed: { request: OpenRequest }): void {
+    if (!this.feeds.delete(feed.request.id)) return;
+    void this.engine?.close(this.tabId, feed.request.id).catch(() => undefined);
+  }
+
+  stats(): Promise<EngineStats> {
+    if (!this.engine) return Promise.reject(new Error("no engine yet"));
+    return this.engine.stats();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    void this.engine?.detach(this.tabId).catch(() => undefined);
+    for (const c of this.cleanups) c();
+    this.feeds.clear();
+  }
+}
+
+/** `/ws` or `https://host/ws` -> `ws(s)://host/ws`, resolved against the page. */
+function toWebSocketUrl(url: string): string {
+  const base = typeof location !== "undefined" ? location.href : "http://localhost/";
+  const u = new URL(url, base);
+  if (u.protocol === "http:") u.protocol = "ws:";
+  else if (u.protocol === "https:") u.protocol = "wss:";
+  return u.toString();
+}

@@ -1,0 +1,538 @@
+/**
+ * The engine: the one place that holds the WebSocket, the feeds and their history for a whole
+ * browser profile. It runs in the SharedWorker (or, without one, in the elected leader tab) and
+ * serves every tab through {@link EngineApi}. Many tabs on one feed make one server subscription.
+ */
+import { ErrorCode, type ErrorPayload, type ServerFrame } from "@tidemark/shared";
+import { Connection } from "./connection.js";
+import { FeedLog, feedKey } from "./feed-log.js";
+import { tabStatus, type ConnState, type Status } from "./state.js";
+import { openStore, type FeedStore } from "./store.js";
+import type { EngineApi, EngineConfig, EngineStats, FeedItem, OpenRequest, TabMessage } from "./types.js";
+
+interface Tab {
+  id: string;
+  listener: (message: TabMessage) => void;
+  getToken: (() => string | Promise<string>) | undefined;
+  focused: boolean;
+  focusedAt: number;
+  order: number;
+  lastSeen: number;
+  subs: Map<string, Member>;
+  lastStatus: string;
+}
+
+interface Member {
+  tab: Tab;
+  subId: string;
+  effects: boolean;
+  /** The snapshot was sent; later items go out as pushes. */
+  ready: boolean;
+  feed: Feed;
+}
+
+interface Feed {
+  key: string;
+  request: Pick<OpenRequest, "mode" | "topic" | "tenantId">;
+  log: FeedLog | undefined;
+  loaded: Promise<void>;
+  members: Set<Member>;
+  /** Id of the server subscription on the current socket. */
+  wireId: string | undefined;
+  caughtUp: boolean;
+  dirty: boolean;
+  /** A refusal that stands until a tab opens the feed again. */
+  refused: ErrorPayload | undefined;
+}
+
+const TOKEN_TIMEOUT_MS = 10_000;
+
+/** @internal */
+export class Engine implements EngineApi {
+  private config: EngineConfig | undefined;
+  private store: FeedStore | undefined;
+  private conn: Connection | undefined;
+  private readonly tabs = new Map<string, Tab>();
+  private readonly feeds = new Map<string, Feed>();
+  private readonly wire = new Map<string, Feed>();
+  private readonly hubs = new Map<string, Set<Feed>>();
+  private wasLive = false;
+  private nextWire = 0;
+  private nextOrder = 0;
+  private connectionId: string | undefined;
+  private token: string | undefined;
+  private tokenFlight: Promise<string | undefined> | undefined;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private saving: Promise<void> = Promise.resolve();
+
+  async attach(
+    tab: { id: string; focused: boolean },
+    config: EngineConfig,
+    listener: (message: TabMessage) => void,
+    getToken?: () => string | Promise<string>,
+  ): Promise<void> {
+    this.setup(config);
+    const old = this.tabs.get(tab.id);
+    if (old) this.dropTab(old);
+    const now = Date.now();
+    this.tabs.set(tab.id, {
+      id: tab.id,
+      listener,
+      getToken,
+      focused: tab.focused,
+      focusedAt: tab.focused ? now : 0,
+      order: this.nextOrder++,
+      lastSeen: now,
+      subs: new Map(),
+      lastStatus: "",
+    });
+    this.conn!.dispatch({ type: "start" });
+    this.broadcastStatus();
+  }
+
+  async open(tabId: string, request: OpenRequest): Promise<void> {
+    const tab = this.tabs.get(tabId);
+    if (!tab) throw new Error(`unknown tab ${tabId}: attach first`);
+    tab.lastSeen = Date.now();
+    const key = feedKey(request.mode, request.topic, request.tenantId);
+    let feed = this.feeds.get(key);
+    if (!feed) {
+      feed = this.createFeed(key, request);
+    } else if (feed.refused && feed.wireId === undefined) {
+      feed.refused = undefined;
+      this.subscribe(feed);
+    }
+    const member: Member = { tab, subId: request.id, effects: request.effects, ready: false, feed };
+    tab.subs.get(request.id)?.feed.members.delete(tab.subs.get(request.id)!);
+    tab.subs.set(request.id, member);
+    feed.members.add(member);
+    await feed.loaded;
+    if (!feed.members.has(member)) return;
+    member.ready = true;
+    this.send(tab, { type: "snapshot", sub: request.id, items: feed.log!.items.slice(), caughtUp: feed.caughtUp });
+    if (feed.refused) this.send(tab, { type: "sub_error", sub: request.id, error: feed.refused });
+    this.sendStatus(tab);
+  }
+
+  async close(tabId: string, subId: string): Promise<void> {
+    const tab = this.tabs.get(tabId);
+    const member = tab?.subs.get(subId);
+    if (!tab || !member) return;
+    tab.subs.delete(subId);
+    this.leave(member);
+    this.sendStatus(tab);
+  }
+
+  async heartbeat(tabId: string): Promise<boolean> {
+    const tab = this.tabs.get(tabId);
+    if (tab) tab.lastSeen = Date.now();
+    return tab !== undefined;
+  }
+
+  async focus(tabId: string, focused: boolean): Promise<void> {
+    const tab = this.tabs.get(tabId);
+    if (!tab) return;
+    tab.focused = focused;
+    if (focused) tab.focusedAt = Date.now();
+  }
+
+  async network(_tabId: string, online: boolean): Promise<void> {
+    this.conn?.dispatch({ type: online ? "online" : "offline" });
+  }
+
+  async visible(_tabId: string): Promise<void> {
+    this.conn?.dispatch({ type: "visible" });
+  }
+
+  async detach(tabId: string): Promise<void> {
+    const tab = this.tabs.get(tabId);
+    if (!tab) return;
+    this.dropTab(tab);
+    this.broadcastStatus();
+  }
+
+  async stats(): Promise<EngineStats> {
+    let items = 0;
+    for (const feed of this.feeds.values()) items += feed.log?.items.length ?? 0;
+    return {
+      tabs: this.tabs.size,
+      feeds: this.feeds.size,
+      status: this.status(undefined),
+      connectionId: this.connectionId,
+      socketsOpened: this.conn?.opened ?? 0,
+      items,
+    };
+  }
+
+  /** Writes pending history now (the leader tab calls this on pagehide). */
+  flush(): Promise<void> {
+    if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    this.persist();
+    return this.saving;
+  }
+
+  // ---- setup and tabs ----
+
+  private setup(config: EngineConfig): void {
+    if (this.config) return;
+    this.config = config;
+    this.store = openStore(config.database);
+    this.conn = new Connection(config.url, config.backoff, {
+      token: () => this.getToken(false),
+      welcome: (frame) => {
+        this.connectionId = frame.connectionId;
+        this.scheduleRefresh(frame.expiresAt);
+        for (const feed of this.feeds.values()) this.subscribe(feed);
+        this.broadcastStatus();
+      },
+      frame: (frame) => this.receive(frame),
+      state: (state) => this.stateChanged(state),
+      closed: (code) => {
+        // 4401: the token was refused or expired; the next connect asks a tab for a new one.
+        if (code === 4401) this.token = undefined;
+      },
+    });
+    this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, config.tabTimeoutMs / 3));
+  }
+
+  private sweep(): void {
+    const deadline = Date.now() - this.config!.tabTimeoutMs;
+    let changed = false;
+    for (const tab of [...this.tabs.values()]) {
+      if (tab.lastSeen < deadline) {
+        this.dropTab(tab);
+        changed = true;
+      }
+    }
+    if (changed) this.broadcastStatus();
+  }
+
+  private dropTab(tab: Tab): void {
+    this.tabs.delete(tab.id);
+    for (const member of tab.subs.values()) this.leave(member);
+    tab.subs.clear();
+    if (this.tabs.size === 0) {
+      this.conn?.dispatch({ type: "stop" });
+      this.forgetWire();
+    }
+  }
+
+  /** Nobody is left: forget the socket's subscriptions (saved history stays in the store). */
+  private forgetWire(): void {
+    this.wire.clear();
+    this.hubs.clear();
+    for (const feed of this.feeds.values()) feed.wireId = undefined;
+  }
+
+  // ---- feeds ----
+
+  private createFeed(key: string, request: OpenRequest): Feed {
+    const feed: Feed = {
+      key,
+      request: { mode: request.mode, topic: request.topic, tenantId: request.tenantId },
+      log: undefined,
+      loaded: Promise.resolve(),
+      members: new Set(),
+      wireId: undefined,
+      caughtUp: false,
+      dirty: false,
+      refused: undefined,
+    };
+    const limit = this.config!.historyLimit;
+    feed.loaded = (async () => {
+      let saved;
+      if (request.mode === "hub") {
+        // A feed closed a moment ago may still be writing.
+        await this.saving;
+        saved = await this.store!.load(key).catch(() => undefined);
+      }
+      feed.log = new FeedLog(saved ?? { key, lastN: 0, items: [] }, limit);
+      if (this.feeds.get(key) === feed) this.subscribe(feed);
+    })();
+    this.feeds.set(key, feed);
+    return feed;
+  }
+
+  private leave(member: Member): void {
+    const feed = member.feed;
+    feed.members.delete(member);
+    if (feed.members.size > 0) return;
+    this.feeds.delete(feed.key);
+    if (feed.wireId !== undefined) {
+      this.conn?.send({ type: "unsubscribe", id: feed.wireId });
+      this.wire.delete(feed.wireId);
+    }
+    for (const set of this.hubs.values()) set.delete(feed);
+    if (feed.dirty) {
+      this.closedDirty.add(feed);
+      this.scheduleSave(0);
+    }
+  }
+
+  private subscribe(feed: Feed): void {
+    if (!feed.log || feed.refused || this.conn?.state.kind !== "open") return;
+    if (feed.wireId !== undefined && this.wire.get(feed.wireId) === feed) return;
+    const id = `s${++this.nextWire}`;
+    const { mode, topic, tenantId } = feed.request;
+    const cursor = mode === "hub" ? feed.log.cursor : undefined;
+    feed.wireId = id;
+    feed.caughtUp = false;
+    this.wire.set(id, feed);
+    this.conn.send({
+      type: "subscribe",
+      id,
+      topic,
+      mode,
+      ...(tenantId === undefined ? {} : { tenantId }),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+  }
+
+  private receive(frame: ServerFrame): void {
+    switch (frame.type) {
+      case "event": {
+        const feeds = this.hubs.get(frame.hub);
+        if (!feeds) return;
+        for (const feed of feeds) {
+          const item = feed.log?.addEvent(frame.event);
+          if (item) this.deliver(feed, [item]);
+        }
+        return;
+      }
+      case "subscribed": {
+        const feed = this.wire.get(frame.id);
+        if (!feed) return;
+        let set = this.hubs.get(frame.hub);
+        if (!set) this.hubs.set(frame.hub, (set = new Set()));
+        set.add(feed);
+        return;
+      }
+      case "caught_up": {
+        const feed = this.wire.get(frame.id);
+        if (!feed) return;
+        feed.caughtUp = true;
+        if (feed.request.mode === "hub" && feed.log && frame.cursor) {
+          // A watermark: keeps an idle tenant's cursor ahead of retention.
+          feed.log.addWatermark(frame.cursor);
+          this.markDirty(feed);
+        }
+        if (!this.wasLive && this.allCaughtUp()) this.wasLive = true;
+        for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "caught_up", sub: m.subId });
+        this.broadcastStatus();
+        return;
+      }
+      case "reset": {
+        const feed = this.wire.get(frame.id);
+        if (!feed?.log) return;
+        this.deliver(feed, [feed.log.addGap(frame.reason, frame.head, frame.message)]);
+        return;
+      }
+      case "unsubscribed":
+      case "error": {
+        if (frame.id === undefined) {
+          if (frame.code === ErrorCode.Unauthorized) this.token = undefined;
+          return;
+        }
+        const feed = this.wire.get(frame.id);
+        if (!feed || frame.code === undefined) return;
+        this.wire.delete(frame.id);
+        feed.wireId = undefined;
+        feed.caughtUp = false;
+        this.ended(feed, frame.code, frame.message ?? "", frame.type === "error" ? frame.retryAfterMs : undefined);
+        return;
+      }
+      case "refreshed":
+        this.scheduleRefresh(frame.expiresAt);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The server ended or refused a subscription: retry what can be retried, report the rest. */
+  private ended(feed: Feed, code: ErrorPayload["code"], message: string, retryAfterMs: number | undefined): void {
+    const retry = (ms: number) =>
+      setTimeout(() => {
+        if (this.feeds.get(feed.key) === feed) this.subscribe(feed);
+      }, ms);
+    switch (code) {
+      case ErrorCode.Unauthorized:
+        // Once per profile: one refresh serves every feed and tab.
+        void this.refreshToken().then(() => this.subscribe(feed));
+        return;
+      case ErrorCode.BrokerUnavailable:
+      case ErrorCode.Internal:
+        retry(2_000 + Math.random() * 3_000);
+        return;
+      case ErrorCode.LimitExceeded:
+        if (retryAfterMs !== undefined) {
+          retry(retryAfterMs);
+          return;
+        }
+        break;
+    }
+    feed.refused = { code, name: "TidemarkError", message };
+    for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
+    this.broadcastStatus();
+  }
+
+  // ---- delivery, effects, status ----
+
+  private deliver(feed: Feed, items: FeedItem[]): void {
+    const effectTab = this.effectTab(feed);
+    for (const m of feed.members) {
+      if (!m.ready) continue;
+      this.send(m.tab, { type: "items", sub: m.subId, items, effects: m.tab === effectTab && m.effects });
+    }
+    this.markDirty(feed);
+  }
+
+  /** The focused tab if one shows the feed, else the longest-attached one. */
+  private effectTab(feed: Feed): Tab | undefined {
+    let best: Tab | undefined;
+    for (const m of feed.members) {
+      if (!m.effects || !m.ready) continue;
+      const t = m.tab;
+      if (!best) best = t;
+      else if (t.focused !== best.focused) best = t.focused ? t : best;
+      else if (t.focused && t.focusedAt > best.focusedAt) best = t;
+      else if (!t.focused && t.order < best.order) best = t;
+    }
+    return best;
+  }
+
+  private allCaughtUp(tab?: Tab): boolean {
+    const feeds = tab ? [...tab.subs.values()].map((m) => m.feed) : [...this.feeds.values()];
+    return feeds.every((f) => f.caughtUp || f.refused !== undefined);
+  }
+
+  private status(tab: Tab | undefined): Status {
+    return tabStatus(this.conn?.state ?? { kind: "idle" }, this.wasLive, this.allCaughtUp(tab));
+  }
+
+  private stateChanged(state: ConnState): void {
+    if (state.kind !== "open") {
+      this.connectionId = undefined;
+      this.forgetWire();
+      for (const feed of this.feeds.values()) feed.caughtUp = false;
+    }
+    this.broadcastStatus();
+  }
+
+  private sendStatus(tab: Tab): void {
+    const message: TabMessage = { type: "status", status: this.status(tab), tabs: this.tabs.size, connectionId: this.connectionId };
+    const text = JSON.stringify(message);
+    if (text === tab.lastStatus) return;
+    tab.lastStatus = text;
+    this.send(tab, message);
+  }
+
+  private broadcastStatus(): void {
+    for (const tab of this.tabs.values()) this.sendStatus(tab);
+  }
+
+  private send(tab: Tab, message: TabMessage): void {
+    try {
+      // Over comlink this returns a promise that never settles for a dead tab: ignore it.
+      const result = tab.listener(message) as unknown;
+      if (result instanceof Promise) result.catch(() => undefined);
+    } catch {
+      // A tab that cannot be reached is dropped by the heartbeat sweep.
+    }
+  }
+
+  // ---- tokens ----
+
+  /** The token for `hello`: cached, else asked of one tab (the focused one first). */
+  private getToken(force: boolean): Promise<string | undefined> {
+    if (!force && this.token !== undefined) return Promise.resolve(this.token);
+    if (this.tokenFlight) return this.tokenFlight;
+    const tabs = [...this.tabs.values()].filter((t) => t.getToken).sort((a, b) => Number(b.focused) - Number(a.focused) || a.order - b.order);
+    if (tabs.length === 0) return Promise.resolve(undefined);
+    this.tokenFlight = (async () => {
+      let lastError: unknown;
+      for (const tab of tabs) {
+        try {
+          const token = await withTimeout(Promise.resolve(tab.getToken!()), TOKEN_TIMEOUT_MS);
+          this.token = token;
+          return token;
+        } catch (err) {
+          lastError = err;
+        }
+      }
+      throw lastError;
+    })().finally(() => {
+      this.tokenFlight = undefined;
+    });
+    return this.tokenFlight;
+  }
+
+  private async refreshToken(): Promise<void> {
+    const token = await this.getToken(true).catch(() => undefined);
+    if (token !== undefined) this.conn?.send({ type: "refresh", token });
+  }
+
+  private scheduleRefresh(expiresAt: number | undefined): void {
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
+    const every = this.config!.tokenRefreshMs;
+    // Refresh at 80% of the remaining life, or on the configured period, whichever comes first.
+    const byExpiry = expiresAt !== undefined ? Math.max(1_000, (expiresAt - Date.now()) * 0.8) : Infinity;
+    const delay = Math.min(byExpiry, every > 0 ? every : Infinity);
+    if (delay === Infinity) return;
+    this.refreshTimer = setTimeout(() => void this.refreshToken(), delay);
+  }
+
+  // ---- persistence ----
+
+  private markDirty(feed: Feed): void {
+    if (feed.request.mode !== "hub") return;
+    feed.dirty = true;
+    this.scheduleSave(25);
+  }
+
+  private scheduleSave(ms: number): void {
+    if (this.saveTimer !== undefined) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.persist();
+    }, ms);
+  }
+
+  private persist(): void {
+    const batch = [...this.feeds.values(), ...this.orphans()].filter((f) => f.dirty && f.log);
+    if (batch.length === 0) return;
+    const saved = batch.map((f) => {
+      f.dirty = false;
+      return f.log!.save();
+    });
+    this.saving = this.saving.then(() => Promise.all(saved.map((s) => this.store!.save(s).catch(() => undefined)))).then(() => undefined);
+  }
+
+  /** Feeds closed since the last save whose last items are not written yet. */
+  private readonly closedDirty = new Set<Feed>();
+  private orphans(): Feed[] {
+    const list = [...this.closedDirty];
+    this.closedDirty.clear();
+    return list;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

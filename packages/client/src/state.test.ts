@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { tabStatus, transition, type ConnEvent, type ConnState } from "./state.js";
+
+const half = () => 0.5;
+const run = (events: ConnEvent[], from: ConnState = { kind: "idle" }) => {
+  let state = from;
+  const actions: string[] = [];
+  for (const e of events) {
+    const t = transition(state, e, { baseMs: 100, maxMs: 1000 }, half);
+    state = t.state;
+    actions.push(t.action.type === "schedule" ? `schedule:${t.action.delayMs}` : t.action.type);
+  }
+  return { state, actions };
+};
+
+describe("state", () => {
+  it("state - start connects, welcome opens", () => {
+    const { state, actions } = run([{ type: "start" }, { type: "welcome", connectionId: "c1" }]);
+    expect(state).toEqual({ kind: "open", attempt: 0, connectionId: "c1" });
+    expect(actions).toEqual(["connect", "none"]);
+  });
+
+  it("state - failed connects back off exponentially with jitter", () => {
+    const closed: ConnEvent = { type: "closed", reason: "refused" };
+    const { state, actions } = run([{ type: "start" }, closed, { type: "retry" }, closed, { type: "retry" }, closed]);
+    expect(actions).toEqual(["connect", "schedule:100", "connect", "schedule:200", "connect", "schedule:400"]);
+    expect(state).toMatchObject({ kind: "waiting", attempt: 3 });
+  });
+
+  it("state - a connection that opened starts the backoff again", () => {
+    const { actions } = run([
+      { type: "start" },
+      { type: "closed", reason: "x" },
+      { type: "retry" },
+      { type: "welcome", connectionId: "c" },
+      { type: "closed", reason: "server gone" },
+    ]);
+    expect(actions.at(-1)).toBe("schedule:50");
+  });
+
+  it("state - drain adds the server's delay", () => {
+    const { actions } = run([{ type: "start" }, { type: "welcome", connectionId: "c" }, { type: "closed", reason: "drain", retryAfterMs: 1000 }]);
+    expect(actions.at(-1)).toBe("schedule:1050");
+  });
+
+  it("state - offline disconnects and online reconnects at once", () => {
+    const { state, actions } = run([{ type: "start" }, { type: "welcome", connectionId: "c" }, { type: "offline" }, { type: "closed", reason: "late close" }, { type: "online" }]);
+    expect(actions).toEqual(["connect", "none", "disconnect", "none", "connect"]);
+    expect(state).toEqual({ kind: "connecting", attempt: 0 });
+  });
+
+  it("state - online or visible cut a long wait short, stale retries are ignored", () => {
+    const waiting: ConnState = { kind: "waiting", attempt: 6, delayMs: 5000, reason: "x" };
+    expect(transition(waiting, { type: "visible" }).action.type).toBe("connect");
+    expect(transition({ ...waiting, delayMs: 500 }, { type: "visible" }).action.type).toBe("none");
+    expect(transition(waiting, { type: "online" }).state).toEqual({ kind: "connecting", attempt: 6 });
+    expect(transition({ kind: "open", attempt: 0, connectionId: "c" }, { type: "retry" }).action.type).toBe("none");
+  });
+
+  it("state - stop from anywhere goes idle", () => {
+    expect(run([{ type: "start" }, { type: "stop" }]).actions).toEqual(["connect", "disconnect"]);
+    expect(run([{ type: "stop" }]).actions).toEqual(["none"]);
+  });
+
+  it("state - tab status follows socket and replay", () => {
+    const open: ConnState = { kind: "open", attempt: 0, connectionId: "c" };
+    expect(tabStatus({ kind: "connecting", attempt: 0 }, false, false)).toBe("connecting");
+    expect(tabStatus(open, false, false)).toBe("connecting");
+    expect(tabStatus(open, false, true)).toBe("live");
+    expect(tabStatus(open, true, false)).toBe("resuming");
+    expect(tabStatus({ kind: "connecting", attempt: 2 }, true, true)).toBe("resuming");
+    expect(tabStatus({ kind: "waiting", attempt: 1, delayMs: 10, reason: "" }, true, true)).toBe("offline");
+    expect(tabStatus({ kind: "offline" }, false, false)).toBe("offline");
+  });
+});

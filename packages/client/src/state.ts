@@ -1,0 +1,105 @@
+/**
+ * The connection state machine, pure: one `transition()` decides every change, and the
+ * connection applies the action it returns. Per-tab status is derived from it by `tabStatus()`.
+ */
+import { backoffDelay, type BackoffOptions } from "./backoff.js";
+
+/** What a tab shows about its connection. */
+export type Status = "connecting" | "live" | "resuming" | "offline";
+
+/** State of the one socket. */
+export type ConnState =
+  | { kind: "idle" }
+  | { kind: "connecting"; attempt: number }
+  | { kind: "open"; attempt: 0; connectionId: string }
+  | { kind: "waiting"; attempt: number; delayMs: number; reason: string }
+  | { kind: "offline" };
+
+/** Things that happen to the socket. */
+export type ConnEvent =
+  | { type: "start" }
+  | { type: "stop" }
+  | { type: "welcome"; connectionId: string }
+  /** The socket closed or failed; `retryAfterMs` forces a delay (server drain). */
+  | { type: "closed"; reason: string; retryAfterMs?: number }
+  | { type: "retry" }
+  | { type: "offline" }
+  | { type: "online" }
+  /** The page became visible again: skip a long wait. */
+  | { type: "visible" };
+
+/** What the connection must do after a transition. */
+export type ConnAction =
+  | { type: "none" }
+  | { type: "connect" }
+  | { type: "disconnect" }
+  | { type: "schedule"; delayMs: number };
+
+export interface Transition {
+  state: ConnState;
+  action: ConnAction;
+}
+
+const none: ConnAction = { type: "none" };
+
+/** The whole state machine. `random` feeds the jitter (tests pass a fixed one). */
+export function transition(
+  state: ConnState,
+  event: ConnEvent,
+  backoff: BackoffOptions = {},
+  random: () => number = Math.random,
+): Transition {
+  switch (event.type) {
+    case "start":
+      if (state.kind === "idle") return { state: { kind: "connecting", attempt: 0 }, action: { type: "connect" } };
+      return { state, action: none };
+    case "stop":
+      return { state: { kind: "idle" }, action: state.kind === "idle" ? none : { type: "disconnect" } };
+    case "welcome":
+      if (state.kind !== "connecting") return { state, action: none };
+      return { state: { kind: "open", attempt: 0, connectionId: event.connectionId }, action: none };
+    case "closed": {
+      if (state.kind !== "connecting" && state.kind !== "open") return { state, action: none };
+      // A socket that got as far as `welcome` starts the backoff again from the first step.
+      const attempt = state.kind === "open" ? 0 : state.attempt + 1;
+      const jittered = backoffDelay(attempt, backoff, random);
+      const delayMs = event.retryAfterMs === undefined ? jittered : event.retryAfterMs + jittered;
+      return { state: { kind: "waiting", attempt, delayMs, reason: event.reason }, action: { type: "schedule", delayMs } };
+    }
+    case "retry":
+      if (state.kind !== "waiting") return { state, action: none };
+      return { state: { kind: "connecting", attempt: state.attempt }, action: { type: "connect" } };
+    case "offline":
+      if (state.kind === "idle" || state.kind === "offline") return { state, action: none };
+      return { state: { kind: "offline" }, action: { type: "disconnect" } };
+    case "online":
+      if (state.kind === "offline") return { state: { kind: "connecting", attempt: 0 }, action: { type: "connect" } };
+      if (state.kind === "waiting") return { state: { kind: "connecting", attempt: state.attempt }, action: { type: "connect" } };
+      return { state, action: none };
+    case "visible":
+      // Only cut a long wait short; a short one is left to run so a flapping page does not hammer.
+      if (state.kind === "waiting" && state.delayMs > 2_000) {
+        return { state: { kind: "connecting", attempt: state.attempt }, action: { type: "connect" } };
+      }
+      return { state, action: none };
+  }
+}
+
+/**
+ * A tab's status from the socket state and its own feeds.
+ * `wasLive`: the engine has been live before (so a new connection is a resume).
+ * `caughtUp`: every hub feed of the tab has replayed up to the live edge on this connection.
+ */
+export function tabStatus(state: ConnState, wasLive: boolean, caughtUp: boolean): Status {
+  switch (state.kind) {
+    case "offline":
+    case "waiting":
+      return "offline";
+    case "idle":
+    case "connecting":
+      return wasLive ? "resuming" : "connecting";
+    case "open":
+      if (caughtUp) return "live";
+      return wasLive ? "resuming" : "connecting";
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Types shared by the tab side, the engine (in the SharedWorker or the leader tab) and the
+ * messages between them. Everything that crosses a boundary is structured-clone safe.
+ */
+import type { ErrorPayload, ResetReason, TidemarkEvent } from "@tidemark/shared";
+import type { BackoffOptions } from "./backoff.js";
+import type { Status } from "./state.js";
+
+/** One entry of a feed: an event, or a marker where events may be missing. */
+export type FeedItem<T = unknown> =
+  | {
+      kind: "event";
+      /** Local position in this profile's copy of the feed, strictly increasing. */
+      n: number;
+      event: TidemarkEvent<T>;
+    }
+  | {
+      kind: "gap";
+      n: number;
+      /** Why the server could not resume: the events between may be lost. */
+      reason: ResetReason;
+      message: string;
+      /** When the gap was noticed, ms since the epoch. */
+      at: number;
+    };
+
+/** What a feed is: a topic and a tenant, cursor-resumable or live-only. */
+export interface FeedSpec {
+  topic: string;
+  tenantId?: string;
+}
+
+/** @internal A tab's subscription as the engine sees it. */
+export interface OpenRequest extends FeedSpec {
+  /** Chosen by the tab, unique in the tab. */
+  id: string;
+  mode: "hub" | "live";
+  /** The tab wants `onEffect` calls for this feed. */
+  effects: boolean;
+}
+
+/** @internal Engine settings; the first tab to attach decides them. */
+export interface EngineConfig {
+  url: string;
+  backoff: Required<BackoffOptions>;
+  historyLimit: number;
+  /** A tab silent for this long is considered gone. */
+  tabTimeoutMs: number;
+  /** Refresh the token this often (0: only when the server says it expired). */
+  tokenRefreshMs: number;
+  /** IndexedDB database name; `""` keeps history in memory only. */
+  database: string;
+}
+
+/** @internal Messages from the engine to one tab, in order. */
+export type TabMessage =
+  | { type: "snapshot"; sub: string; items: FeedItem[]; caughtUp: boolean }
+  | { type: "items"; sub: string; items: FeedItem[]; effects: boolean }
+  | { type: "caught_up"; sub: string }
+  | { type: "sub_error"; sub: string; error: ErrorPayload }
+  | { type: "status"; status: Status; tabs: number; connectionId?: string };
+
+/** @internal A tab's view of the engine, the same over comlink, BroadcastChannel or in-page. */
+export interface EngineApi {
+  attach(
+    tab: { id: string; focused: boolean },
+    config: EngineConfig,
+    listener: (message: TabMessage) => void,
+    getToken?: () => string | Promise<string>,
+  ): Promise<void>;
+  open(tabId: string, request: OpenRequest): Promise<void>;
+  close(tabId: string, subId: string): Promise<void>;
+  /** False when the engine does not know the tab (it must attach again). */
+  heartbeat(tabId: string): Promise<boolean>;
+  focus(tabId: string, focused: boolean): Promise<void>;
+  network(tabId: string, online: boolean): Promise<void>;
+  visible(tabId: string): Promise<void>;
+  detach(tabId: string): Promise<void>;
+  stats(): Promise<EngineStats>;
+}
+
+/** What the engine reports about itself. */
+export interface EngineStats {
+  tabs: number;
+  feeds: number;
+  status: Status;
+  connectionId?: string;
+  /** Sockets this engine opened since it started. */
+  socketsOpened: number;
+  /** Items held in memory across feeds. */
+  items: number;
+}
