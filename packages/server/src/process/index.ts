@@ -1,0 +1,11 @@
+/**
+ * Durable processing: `topic.process()` workers on JetStream durable consumers, with retries on
+ * a backoff, dead letters, and redrive. The topic core calls `startWorker` and
+ * `deadLettersFor`; importing this module registers them with every Sync.
+ */
+import "./install.js";
+
+export { startWorker } from "./start.js";
+export { deadLettersFor, redriveSubject } from "./dead-letters.js";
+export { PROCESS_DEFAULTS, retryDelay } from "./options.js";
+export { describeError } from "./dead-letter.js";

@@ -1,0 +1,69 @@
+/**
+ * Starts process() workers: provisions the durable consumers (checking existing ones for
+ * drift), then hands them to a {@link ProcessWorker}.
+ */
+import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
+import type { TopicRuntime } from "../core/runtime.js";
+import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
+import { ensureConsumer } from "./consumer.js";
+import { redriveSubject } from "./dead-letters.js";
+import { durableName, resolveProcessOptions } from "./options.js";
+import { ProcessWorker } from "./worker.js";
+
+/**
+ * Starts a worker of `options.consumer`: creates the durable consumer on first use (checking
+ * an existing one for drift), then runs `handler` for each event.
+ *
+ * @example
+ * const worker = await startWorker(runtime, {
+ *   consumer: "search-index", start: "earliest",
+ *   delivery: { maxAttempts: 4, backoffMs: [1_000, 5_000, 30_000] },
+ * }, async (event) => updateSearchIndex(event.data));
+ * await worker.stop();
+ */
+export async function startWorker<T>(
+  runtime: TopicRuntime,
+  options: ProcessOptions,
+  handler: (event: ProcessEvent<T>) => Promise<void> | void,
+): Promise<Worker> {
+  if (typeof handler !== "function") throw new InvalidArgumentError("process() needs a handler function");
+  const resolved = resolveProcessOptions(options, (cursor) => runtime.cursorSequence(cursor));
+  const filterSubject = runtime.filterFor(resolved.tenantId);
+  try {
+    const { js, jsm } = await runtime.ready();
+    const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
+    const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
+    const info = await ensureConsumer(
+      jsm,
+      { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
+      label,
+    );
+    await ensureConsumer(
+      jsm,
+      {
+        stream: runtime.deadLetterStreamName,
+        durable,
+        filterSubject: redriveSubject(runtime, resolved.consumer),
+        start: { kind: "earliest" },
+        declaration: resolved.declaration,
+      },
+      label,
+    );
+    const [events, redrive] = await Promise.all([
+      js.consumers.get(runtime.streamName, durable),
+      js.consumers.get(runtime.deadLetterStreamName, durable),
+    ]);
+    return new ProcessWorker<T>({
+      runtime,
+      js,
+      jsm,
+      options: resolved,
+      events,
+      redrive,
+      consumerEpoch: Date.parse(info.created).toString(36),
+      handler,
+    });
+  } catch (err) {
+    throw err instanceof TidemarkError ? err : runtime.mapError(err);
+  }
+}

@@ -1,0 +1,313 @@
+/**
+ * The process() worker: pulls from a durable consumer, runs the handler with bounded
+ * concurrency, keeps leases of held events alive, retries on the backoff with `nak(delay)`,
+ * dead-letters after `maxAttempts`, and drains on `stop()`.
+ */
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { TidemarkEvent } from "@tidemark/shared";
+import type { TopicRuntime } from "../core/runtime.js";
+import type { ProcessEvent, Worker } from "../core/types.js";
+import { decodeDeadLetterRecord, describeError, encodeDeadLetter, type DeadLetterRecord } from "./dead-letter.js";
+import { retryDelay, type ResolvedProcessOptions } from "./options.js";
+
+/** Longest wait of one pull request; an idle worker sends one per source this often. */
+const FETCH_EXPIRES_MS = 5_000;
+/** Pause after a failed pull (broker away, consumer deleted) before the next. */
+const PULL_RETRY_MS = 1_000;
+/** Prefetch aims to hold no more queued events than the worker starts in this time. */
+const PREFETCH_BUDGET_MS = 100;
+const MAX_PREFETCH = 128;
+/** Batch of the redrive source's pulls (redriven letters are rare). */
+const REDRIVE_BATCH = 16;
+
+/** Where a held message came from. */
+export type SourceKind = "events" | "redrive";
+
+interface Held {
+  msg: JsMsg;
+  source: SourceKind;
+}
+
+export interface WorkerContext<T> {
+  runtime: TopicRuntime;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  options: ResolvedProcessOptions;
+  events: Consumer;
+  redrive: Consumer;
+  /** Dedupe key part that changes when the consumer is re-created (its creation time). */
+  consumerEpoch: string;
+  handler: (event: ProcessEvent<T>) => Promise<void> | void;
+}
+
+/** @internal A running worker; `startWorker()` builds it. */
+export class ProcessWorker<T> implements Worker {
+  readonly consumer: string;
+  private running = true;
+  private stopping: Promise<void> | undefined;
+  private readonly held = new Set<Held>();
+  private readonly queue: Held[] = [];
+  private inFlight = 0;
+  private requested = 0;
+  private avgHandlerMs = Number.NaN;
+  private readonly fetches = new Set<ConsumerMessages>();
+  private readonly waiters = new Set<() => void>();
+  private readonly leaseTimer: ReturnType<typeof setInterval>;
+  private readonly loops: Promise<void>[];
+
+  constructor(private readonly ctx: WorkerContext<T>) {
+    this.consumer = ctx.options.consumer;
+    // Renew the lease of every held event (queued or running) three times per ack wait.
+    this.leaseTimer = setInterval(() => {
+      for (const h of this.held) h.msg.working();
+    }, Math.max(250, Math.floor(ctx.options.declaration.leaseMs / 3)));
+    this.loops = [this.pullEvents(), this.pullRedrive()];
+  }
+
+  /** Events the worker holds: queued and running. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.drain();
+    return this.stopping;
+  }
+
+  private async drain(): Promise<void> {
+    this.running = false;
+    for (const f of this.fetches) f.stop();
+    this.notify();
+    const idle = new Promise<void>((resolve) => {
+      const check = () => (this.held.size === 0 ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.ctx.options.stopGraceMs);
+    });
+    const outcome = await Promise.race([idle, grace]);
+    clearTimeout(timer);
+    if (outcome === "timeout") {
+      // Never started: hand back at once (counts as a delivery). Still running: their lease
+      // lapses now that it is no longer renewed, and the broker redelivers them.
+      for (const h of this.queue.splice(0)) {
+        h.msg.nak();
+        this.held.delete(h);
+      }
+    }
+    clearInterval(this.leaseTimer);
+    await Promise.allSettled(this.loops);
+  }
+
+  private notify(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w();
+  }
+
+  /** Resolves on the next change of held events (or stop), or after `ms`. */
+  private waitForChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  /** Held events allowed beyond the running ones, sized by the measured handler time. */
+  private prefetch(): number {
+    if (Number.isNaN(this.avgHandlerMs)) return 0;
+    const n = Math.floor((PREFETCH_BUDGET_MS * this.ctx.options.concurrency) / Math.max(this.avgHandlerMs, 0.001));
+    return Math.min(n, MAX_PREFETCH);
+  }
+
+  private async pullEvents(): Promise<void> {
+    while (this.running) {
+      const window = this.ctx.options.concurrency + this.prefetch();
+      const free = window - this.held.size - this.requested;
+      // Refill in chunks of at least half the window, except when nothing is held at all.
+      if (free <= 0 || (free < Math.ceil(window / 2) && this.held.size + this.requested > 0)) {
+        await this.waitForChange(FETCH_EXPIRES_MS);
+        continue;
+      }
+      await this.pull(this.ctx.events, "events", free);
+    }
+  }
+
+  private async pullRedrive(): Promise<void> {
+    while (this.running) {
+      const batch = Math.min(this.ctx.options.concurrency, REDRIVE_BATCH);
+      await this.pull(this.ctx.redrive, "redrive", batch);
+    }
+  }
+
+  /** One pull request of `batch` messages; every message received is held and dispatched. */
+  private async pull(consumer: Consumer, source: SourceKind, batch: number): Promise<void> {
+    const counted = source === "events";
+    if (counted) this.requested += batch;
+    let received = 0;
+    let iter: ConsumerMessages | undefined;
+    try {
+      iter = await consumer.fetch({ max_messages: batch, expires: FETCH_EXPIRES_MS });
+      this.fetches.add(iter);
+      if (!this.running) iter.stop();
+      for await (const msg of iter) {
+        received++;
+        if (counted) this.requested--;
+        this.accept({ msg, source });
+      }
+    } catch {
+      // Broker away, consumer or stream deleted: try again shortly, until stopped.
+      if (this.running) await this.sleepWhileRunning(PULL_RETRY_MS);
+    } finally {
+      if (iter) this.fetches.delete(iter);
+      if (counted) this.requested -= batch - received;
+    }
+  }
+
+  private async sleepWhileRunning(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    while (this.running && Date.now() < end) await this.waitForChange(end - Date.now());
+  }
+
+  private accept(h: Held): void {
+    this.held.add(h);
+    this.queue.push(h);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.ctx.options.concurrency && this.queue.length > 0) {
+      const h = this.queue.shift() as Held;
+      this.inFlight++;
+      void this.run(h).finally(() => {
+        this.inFlight--;
+        this.held.delete(h);
+        this.pump();
+        this.notify();
+      });
+    }
+  }
+
+  private async run(h: Held): Promise<void> {
+    const { options, handler } = this.ctx;
+    const { maxAttempts, backoffMs } = options.declaration;
+    const attempt = h.msg.info.deliveryCount;
+    let event: TidemarkEvent<T>;
+    try {
+      event = this.decode(h);
+    } catch (err) {
+      // Not an event (published around Tidemark): keep it, raw, in the dead-letter stream.
+      await this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
+      return;
+    }
+    if (attempt > maxAttempts) {
+      // The last attempt ended without a verdict (its worker died, or the term was lost).
+      await this.deadLetter(h, event, attempt - 1, {
+        name: "AttemptsExhausted",
+        message: `attempt ${attempt - 1} of ${maxAttempts} did not finish: its worker stopped or crashed before acknowledging`,
+      });
+      return;
+    }
+    const started = performance.now();
+    let failure: { error: unknown } | undefined;
+    try {
+      await handler({ ...event, attempt });
+    } catch (error) {
+      failure = { error };
+    }
+    const took = performance.now() - started;
+    this.avgHandlerMs = Number.isNaN(this.avgHandlerMs) ? took : this.avgHandlerMs * 0.9 + took * 0.1;
+    if (!failure) {
+      if (h.source === "redrive") await this.removeRedriven(h.msg);
+      h.msg.ack();
+      return;
+    }
+    if (attempt < maxAttempts) {
+      h.msg.nak(retryDelay(backoffMs, attempt));
+      return;
+    }
+    await this.deadLetter(h, event, attempt, describeError(failure.error));
+  }
+
+  private decode(h: Held): TidemarkEvent<T> {
+    if (h.source === "events") return this.ctx.runtime.toEvent<T>(h.msg);
+    const record = decodeDeadLetterRecord(h.msg.string());
+    if (!record) throw new TypeError(`redrive message ${h.msg.seq} is not a dead-letter record`);
+    return record.event as TidemarkEvent<T>;
+  }
+
+  private rawEvent(msg: JsMsg): TidemarkEvent<T> {
+    return {
+      eventId: `raw-${msg.seq}`,
+      cursor: this.ctx.runtime.cursorAt(msg.seq),
+      streamSequence: msg.seq,
+      data: msg.string() as T,
+      publishedAt: msg.time.getTime(),
+    };
+  }
+
+  /**
+   * Stores the dead letter, and only once JetStream acknowledged it terminates the delivery.
+   * If the store fails the event stays pending and comes back after the retry delay.
+   */
+  private async deadLetter(
+    h: Held,
+    event: TidemarkEvent<T>,
+    attempts: number,
+    error: { name: string; message: string },
+  ): Promise<void> {
+    const { runtime, js, options } = this.ctx;
+    const record: DeadLetterRecord = {
+      v: 1,
+      consumer: options.consumer,
+      attempts,
+      error,
+      deadLetteredAt: Date.now(),
+      event: plainEvent(event),
+    };
+    // Dedupe key: a lost term() brings the event back once more; it must not be stored twice.
+    const msgID =
+      h.source === "events"
+        ? `dl:${options.consumer}:${this.ctx.consumerEpoch}:${h.msg.seq}`
+        : `dl:${options.consumer}:redrive:${h.msg.seq}`;
+    try {
+      await js.publish(runtime.deadLetterSubject(options.consumer), encodeDeadLetter(record), {
+        msgID,
+        expect: { streamName: runtime.deadLetterStreamName },
+      });
+    } catch {
+      h.msg.nak(Math.max(PULL_RETRY_MS, retryDelay(options.declaration.backoffMs, attempts)));
+      return;
+    }
+    if (h.source === "redrive") await this.removeRedriven(h.msg);
+    h.msg.term();
+  }
+
+  /** A redriven letter leaves the dead-letter stream once it was handled or dead-lettered again. */
+  private async removeRedriven(msg: JsMsg): Promise<void> {
+    try {
+      await this.ctx.jsm.streams.deleteMessage(this.ctx.runtime.deadLetterStreamName, msg.seq, false);
+    } catch {
+      // Already gone, or the broker is away: the consumer has moved past it either way.
+    }
+  }
+}
+
+/** The event without extra fields (a ProcessEvent's `attempt`), in a fixed key order. */
+function plainEvent<T>(e: TidemarkEvent<T>): TidemarkEvent {
+  const out: TidemarkEvent = {
+    eventId: e.eventId,
+    cursor: e.cursor,
+    streamSequence: e.streamSequence,
+    data: e.data,
+    publishedAt: e.publishedAt,
+  };
+  if (e.tenantId !== undefined) out.tenantId = e.tenantId;
+  return out;
+}
