@@ -41,3 +41,5 @@ export {
   isTidemarkError,
 } from "@tidemark/shared";
 export type { Cursor, TidemarkEvent } from "@tidemark/shared";
+export { HubRegistry, SharedHub, hubRegistryOf } from "./hub/index.js";
+export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";

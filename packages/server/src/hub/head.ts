@@ -1,0 +1,41 @@
+/**
+ * Coalesced `head()` reads. Every caller gets a head read that STARTED after its call (so a
+ * live-only subscriber never starts before an event published before it subscribed), but
+ * callers that arrive while a read is in flight share the next one: a storm of subscribes costs
+ * two broker lookups at a time per topic, not one each.
+ */
+import type { Topic } from "../core/types.js";
+
+/** @internal */
+export class HeadReader {
+  readonly #topic: Pick<Topic, "head" | "cursorSequence">;
+  #inflight: Promise<number> | undefined;
+  #pending: Promise<number> | undefined;
+
+  constructor(topic: Pick<Topic, "head" | "cursorSequence">) {
+    this.#topic = topic;
+  }
+
+  /** The topic's head sequence, read after this call. */
+  read(): Promise<number> {
+    if (this.#pending) return this.#pending;
+    if (!this.#inflight) return this.#start();
+    const pending = this.#inflight.then(
+      () => this.#start(),
+      () => this.#start(),
+    );
+    this.#pending = pending;
+    return pending;
+  }
+
+  #start(): Promise<number> {
+    this.#pending = undefined;
+    const read = (async () => this.#topic.cursorSequence(await this.#topic.head()))();
+    this.#inflight = read;
+    const clear = () => {
+      if (this.#inflight === read) this.#inflight = undefined;
+    };
+    read.then(clear, clear);
+    return read;
+  }
+}
