@@ -1,0 +1,170 @@
+/**
+ * The topic core against raw @nats-io/jetstream, in one run against one embedded nats-server:
+ *   (a) publish awaited one by one            vs js.publish awaited        (target ratio >= 0.85)
+ *   (b) publish with 1,000 in flight          vs js.publish, 1,000 in flight (>= 0.85)
+ *   (c) replay of 20,000 events               vs a raw ordered consumer on the same stream (>= 0.8)
+ *   (d) tenant-filtered replay (1 tenant of 10) vs a raw ordered consumer on the tenant subject
+ * Each side is warmed up, then the sides run alternately; the tables show median rates.
+ *
+ *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds)
+ */
+import { connect } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager, type JetStreamClient, type StreamConfig } from "@nats-io/jetstream";
+import { createSync, type Topic } from "@tidemark/server";
+import { startBenchNats } from "./lib/nats.js";
+import { compare } from "./lib/measure.js";
+import { environment, missed, printTable, type Row } from "./lib/table.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SEQUENTIAL = 5_000;
+const IN_FLIGHT = 1_000;
+const IN_FLIGHT_TOTAL = 20_000;
+const REPLAY = 20_000;
+const TENANTS = 10;
+const GiB = 1024 ** 3;
+
+interface Item {
+  itemId: string;
+  qty: number;
+  n: number;
+}
+const item = (n: number): Item => ({ itemId: `sku-${n % 1000}`, qty: 1 + (n % 7), n });
+const encoder = new TextEncoder();
+
+await using nats = await startBenchNats();
+const nc = await connect({ servers: nats.url, name: "bench-raw" });
+const jsm = await jetstreamManager(nc);
+const js: JetStreamClient = jetstream(nc);
+const sync = createSync({ namespace: "bench", nats: { servers: nats.url } });
+
+/** The JetStream stream behind a topic (Tidemark records the topic id in the description). */
+async function streamOf(topicId: string): Promise<string> {
+  for await (const info of jsm.streams.list()) {
+    if (!info.config.name.startsWith("TMEV_")) continue;
+    const desc = JSON.parse(info.config.description || "{}") as { kind?: string; topic?: string };
+    if (desc.kind === "events" && desc.topic === topicId) return info.config.name;
+  }
+  throw new Error(`no stream for topic ${topicId}`);
+}
+
+try {
+  const retention = { maxBytes: GiB / 2, maxAgeMs: 3600_000 };
+  const writes = sync.topic<Item>({ id: "bench.writes", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
+  const reads = sync.topic<Item>({ id: "bench.reads", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
+  await writes.head(); // provisions
+  await reads.head();
+
+  // The raw stream copies the Tidemark stream's configuration (limits, dedupe window, republish)
+  // so both sides make the server do the same work per message.
+  const twin = (await jsm.streams.info(await streamOf("bench.writes"))).config;
+  const rawConfig: Partial<StreamConfig> & { name: string } = {
+    ...twin,
+    name: "RAW_WRITES",
+    description: "raw baseline",
+    subjects: ["raw.writes.>"],
+    republish: twin.republish ? { src: "raw.writes.>", dest: "rawlive.writes.>" } : undefined,
+  };
+  await jsm.streams.add(rawConfig);
+  const rawSubject = "raw.writes._";
+
+  // ---- (a) awaited one by one ----
+  let n = 0;
+  const sequential = await compare(
+    async () => {
+      for (let i = 0; i < SEQUENTIAL; i++) await writes.publish({ data: item(n++) });
+      return SEQUENTIAL;
+    },
+    async () => {
+      for (let i = 0; i < SEQUENTIAL; i++) await js.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))));
+      return SEQUENTIAL;
+    },
+    { rounds: ROUNDS },
+  );
+
+  // ---- (b) 1,000 in flight ----
+  const windows = async (one: (i: number) => Promise<unknown>) => {
+    for (let done = 0; done < IN_FLIGHT_TOTAL; done += IN_FLIGHT) {
+      await Promise.all(Array.from({ length: IN_FLIGHT }, (_, i) => one(done + i)));
+    }
+    return IN_FLIGHT_TOTAL;
+  };
+  const inFlight = await compare(
+    () => windows(() => writes.publish({ data: item(n++) })),
+    () => windows(() => js.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))))),
+    { rounds: ROUNDS },
+  );
+
+  // ---- (c) replay of 20,000 events ----
+  for (let done = 0; done < REPLAY; done += IN_FLIGHT) {
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, (_, i) => reads.publish({ data: item(done + i), tenantId: `tenant-${(done + i) % TENANTS}` })),
+    );
+  }
+  const readStream = await streamOf("bench.reads");
+  const rawRead = async (filter?: string, expected = REPLAY) => {
+    const consumer = await js.consumers.get(readStream, filter ? { filter_subjects: filter } : {});
+    const messages = await consumer.consume();
+    let count = 0;
+    let sum = 0;
+    for await (const m of messages) {
+      sum += (m.json<{ d: Item }>().d.n & 1);
+      if (++count === expected || m.info.pending === 0) break;
+    }
+    await messages.close();
+    if (count !== expected) throw new Error(`raw read got ${count} of ${expected} (checksum ${sum})`);
+    return count;
+  };
+  const tidemarkRead = async (topic: Topic<Item>, tenantId?: string, expected = REPLAY) => {
+    let count = 0;
+    let sum = 0;
+    for await (const e of topic.replay(tenantId === undefined ? {} : { tenantId })) {
+      sum += e.data.n & 1;
+      count++;
+    }
+    if (count !== expected) throw new Error(`replay got ${count} of ${expected} (checksum ${sum})`);
+    return count;
+  };
+  const replay = await compare(
+    () => tidemarkRead(reads),
+    () => rawRead(),
+    { rounds: ROUNDS },
+  );
+
+  // ---- (d) one tenant of ten: filtered on the server, gap check once per batch ----
+  const perTenant = REPLAY / TENANTS;
+  const lastOfTenant = reads.cursorSequence((await reads.latestCursor({ tenantId: "tenant-3" }))!);
+  const filter = (await jsm.streams.getMessage(readStream, { seq: lastOfTenant }))!.subject;
+  const tenant = await compare(
+    () => tidemarkRead(reads, "tenant-3", perTenant),
+    () => rawRead(filter, perTenant),
+    { rounds: ROUNDS },
+  );
+  // Count the stream-info requests (the gap checks) of one tenant replay.
+  const infoRequests = nc.subscribe(`$JS.API.STREAM.INFO.${readStream}`);
+  let checks = 0;
+  void (async () => {
+    for await (const _ of infoRequests) checks++;
+  })();
+  await nc.flush();
+  await tidemarkRead(reads, "tenant-3", perTenant);
+  await nc.flush();
+  infoRequests.unsubscribe();
+
+  console.log(`core benchmarks: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
+  const rows: Row[] = [
+    { name: `(a) publish, awaited one by one (${SEQUENTIAL.toLocaleString("en-US")})`, subject: sequential.subject, baseline: sequential.baseline, target: 0.85 },
+    { name: `(b) publish, ${IN_FLIGHT.toLocaleString("en-US")} in flight (${IN_FLIGHT_TOTAL.toLocaleString("en-US")})`, subject: inFlight.subject, baseline: inFlight.baseline, target: 0.85 },
+    { name: `(c) replay, whole topic (${REPLAY.toLocaleString("en-US")})`, subject: replay.subject, baseline: replay.baseline, target: 0.8 },
+    { name: `(d) replay, 1 tenant of ${TENANTS} (${perTenant.toLocaleString("en-US")} of ${REPLAY.toLocaleString("en-US")})`, subject: tenant.subject, baseline: tenant.baseline },
+  ];
+  printTable("Topic core vs raw @nats-io/jetstream", rows);
+  console.log(
+    `(d) gap checks: one tenant replay of ${perTenant} events made ${checks} stream-info requests in all ` +
+      `(one at start, then at most one per delivered batch): ~${(perTenant / Math.max(checks, 1)).toFixed(0)} events per request.`,
+  );
+  const misses = rows.filter(missed);
+  if (misses.length > 0) console.log(`\ntargets missed: ${misses.map((r) => r.name).join("; ")}`);
+} finally {
+  await sync.close();
+  await nc.close();
+}
