@@ -79,7 +79,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   }
   const pendingAtStart = (await consumer.info(true)).num_pending;
   const messages = await consumer.consume();
-  const onAbort = () => void messages.close();
+  const onAbort = () => messages.stop();
   signal?.addEventListener("abort", onAbort, { once: true });
   // `prev` is the position the reader has reached: the cursor, then each yielded event.
   let prev = after;
@@ -124,7 +124,8 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     }
   } finally {
     signal?.removeEventListener("abort", onAbort);
-    await messages.close().catch(() => undefined);
+    // close() resolves only once an iterator drains the stop marker: stop without waiting.
+    messages.stop();
     await consumer.delete().catch(() => undefined);
   }
 
