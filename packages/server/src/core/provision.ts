@@ -95,6 +95,7 @@ async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { n
 export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
   const { jsm, names, options } = ctx;
   let incarnation: string | undefined;
+  let createdHere = false;
   for (let attempt = 0; attempt < 3 && incarnation === undefined; attempt++) {
     const info = await streamInfo(jsm, names.stream);
     if (info) {
@@ -102,7 +103,10 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
     } else {
       const fresh = newIncarnation();
       // Another process may create it at the same moment: then read theirs and compare.
-      if ((await create(ctx, eventStreamConfig(names, options, fresh))) === "created") incarnation = fresh;
+      if ((await create(ctx, eventStreamConfig(names, options, fresh))) === "created") {
+        incarnation = fresh;
+        createdHere = true;
+      }
     }
   }
   if (incarnation === undefined) throw new TidemarkError("INTERNAL", `could not provision stream ${names.stream}`);
@@ -110,7 +114,17 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
   const dlq = await streamInfo(jsm, names.deadLetterStream);
   const wanted = deadLetterStreamConfig(names, options, incarnation);
   if (!dlq) {
-    if ((await create(ctx, wanted)) === "created") return incarnation;
+    let made: "created" | "exists";
+    try {
+      made = await create(ctx, wanted);
+    } catch (err) {
+      // The pair does not fit: remove the (empty) event stream made just now, so a refused
+      // declaration leaves nothing behind and reserves nothing. No other process can have
+      // written to it: their provisioning needs the same dead-letter stream.
+      if (createdHere && err instanceof StorageLimitError) await jsm.streams.delete(names.stream).catch(() => undefined);
+      throw err;
+    }
+    if (made === "created") return incarnation;
     return provisionTopic(ctx);
   }
   if (dlq.config.max_bytes !== options.deadLetterRetention.maxBytes) {
