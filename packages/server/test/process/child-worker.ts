@@ -1,0 +1,43 @@
+/**
+ * One process() worker in a process of its own, for the multi-process suites. Configured by
+ * the TIDEMARK_TEST_WORKER environment variable (JSON); prints one JSON line per step.
+ */
+import { createSync, type ProcessOptions, type TopicOptions } from "../../src/index.js";
+import "../../src/process/index.js";
+
+export interface ChildConfig {
+  url: string;
+  namespace: string;
+  topic: TopicOptions;
+  options: ProcessOptions;
+  /** Handler time per event, ms. */
+  handlerMs?: number;
+  /** Event data values on which the handler never returns. */
+  hangOn?: unknown[];
+  /** Probability that a handler throws. */
+  failRate?: number;
+}
+
+const cfg = JSON.parse(process.env.TIDEMARK_TEST_WORKER ?? "{}") as ChildConfig;
+const out = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const sync = createSync({ namespace: cfg.namespace, nats: { servers: cfg.url } });
+const topic = sync.topic(cfg.topic);
+const worker = await topic.process(cfg.options, async (e) => {
+  out({ type: "start", seq: e.streamSequence, attempt: e.attempt, data: e.data });
+  if (cfg.hangOn?.includes(e.data)) await new Promise(() => undefined);
+  if (cfg.handlerMs) await new Promise((r) => setTimeout(r, cfg.handlerMs));
+  if (cfg.failRate && Math.random() < cfg.failRate) {
+    out({ type: "fail", seq: e.streamSequence, attempt: e.attempt });
+    throw new Error(`random failure of ${e.streamSequence}`);
+  }
+  out({ type: "done", seq: e.streamSequence, attempt: e.attempt, data: e.data });
+});
+out({ type: "ready", pid: process.pid });
+// The test process holds our stdin: when it goes away, so do we.
+process.stdin.resume().on("end", () => process.exit(1));
+process.on("SIGTERM", () => {
+  void worker
+    .stop()
+    .then(() => sync.close())
+    .then(() => process.exit(0));
+});
