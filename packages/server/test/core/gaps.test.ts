@@ -1,0 +1,113 @@
+import { describe, it, expect } from "vitest";
+import { RetentionGapError } from "../../src/index.js";
+import { collect, failure, useCoreFixture } from "./fixture.js";
+
+const fx = useCoreFixture();
+// The smallest valid window: maxPayloadBytes + 4 KiB. About 25 events of 200 bytes fit.
+const tiny = { maxPayloadBytes: 1024, retention: { maxBytes: 5 * 1024, maxAgeMs: 3600_000 } };
+const pad = "x".repeat(120);
+// Fails the read instead of hanging when no event and no gap come (a follow never ends).
+async function nextWithin<T>(it: AsyncIterator<T>, ms: number): Promise<IteratorResult<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no event and no gap within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([it.next(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("gaps", () => {
+  it("gap - an after below the retained window fails before anything is yielded", async () => {
+    const t = fx.sync().topic({ id: "gap.replay", ...tiny });
+    const first = await t.publish({ data: pad });
+    for (let i = 0; i < 200; i++) await t.publish({ data: pad, tenantId: i % 2 ? "a" : "b" });
+    const yielded: unknown[] = [];
+    let err: unknown;
+    try {
+      for await (const e of t.replay({ after: first.cursor })) yielded.push(e);
+    } catch (e) {
+      err = e;
+    }
+    expect(yielded).toEqual([]);
+    expect(err).toBeInstanceOf(RetentionGapError);
+    const gap = err as RetentionGapError;
+    expect(gap.code).toBe("RETENTION_GAP");
+    expect(gap.requestedSequence).toBe(1);
+    expect(gap.firstAvailableSequence).toBeGreaterThan(2);
+    // A tenant read counts every removal past its cursor: on a shared topic the core cannot
+    // tell whose events were removed.
+    expect(await failure(t.replay({ after: first.cursor, tenantId: "a" }))).toBeInstanceOf(RetentionGapError);
+    // Reading without a cursor is not a gap: it starts at the first retained event.
+    const rest = await collect(t.replay());
+    expect(rest[0]!.streamSequence).toBe(gap.firstAvailableSequence);
+  });
+
+  it("gap - retention overtaking a stalled follow raises mid-stream, never a silent skip", async () => {
+    for (const tenantId of [undefined, "a"]) {
+      const t = fx.sync().topic({ id: "gap.follow", ...tiny });
+      await t.publish({ data: pad, tenantId });
+      const ac = new AbortController();
+      const it = t.follow({ after: t.cursorAt(0), tenantId, signal: ac.signal })[Symbol.asyncIterator]();
+      const first = await it.next();
+      expect(first.value!.streamSequence).toBe(1);
+      // The reader stalls while the window moves far past it: more than the consumer's flow
+      // control lets the client hold, so the broker must evict events not yet delivered.
+      const big = "x".repeat(900);
+      for (let i = 0; i < 6000; i += 200) {
+        await Promise.all(
+          Array.from({ length: 200 }, (_, j) => t.publish({ data: big, tenantId: (i + j) % 2 ? tenantId : tenantId && "b" })),
+        );
+      }
+      const seqs = [1];
+      let err: unknown;
+      try {
+        for (;;) {
+          const r = await nextWithin(it, 5_000);
+          if (r.done) break;
+          seqs.push(r.value.streamSequence);
+        }
+      } catch (e) {
+        err = e;
+      }
+      ac.abort();
+      expect(err, `tenant ${tenantId}`).toBeInstanceOf(RetentionGapError);
+      const gap = err as RetentionGapError;
+      expect(gap.requestedSequence).toBe(seqs.at(-1));
+      if (tenantId === undefined) {
+        // Whole-topic reads see every sequence: what was yielded is contiguous.
+        seqs.forEach((s, i) => expect(s).toBe(i + 1));
+      }
+    }
+  });
+
+  it("gap - a cursor from a destroyed and re-created topic is a gap, not a resume", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "gap.recreated" });
+    for (let i = 1; i <= 3; i++) await t.publish({ data: i });
+    const old = await t.head();
+    await t.destroy();
+    for (let i = 1; i <= 5; i++) await t.publish({ data: i * 10 });
+    const err = await failure(t.replay({ after: old }));
+    expect(err).toBeInstanceOf(RetentionGapError);
+    expect(await failure(t.follow({ after: old }))).toBeInstanceOf(RetentionGapError);
+    // The same sequence number in the new incarnation resumes normally.
+    expect((await collect(t.replay({ after: t.cursorAt(3) }))).map((e) => e.data)).toEqual([40, 50]);
+    // And a cursor made before first use (no incarnation) resumes anywhere.
+    const fresh = fx.sync({ namespace: s.namespace }).topic({ id: "gap.recreated" });
+    expect((await collect(t.replay({ after: fresh.cursorAt(4) }))).map((e) => e.data)).toEqual([50]);
+  });
+
+  it("gap - other tenants' events between a tenant's events are never a gap", async () => {
+    const t = fx.sync().topic<number>({ id: "gap.tenants" });
+    const mine = [];
+    for (let i = 1; i <= 300; i++) {
+      const r = await t.publish({ data: i, tenantId: i % 50 === 0 ? "rare" : "busy" });
+      if (i % 50 === 0) mine.push(r);
+    }
+    const got = await collect(t.replay({ tenantId: "rare", after: t.cursorAt(0) }));
+    expect(got.map((e) => e.cursor)).toEqual(mine.map((r) => r.cursor));
+  });
+});
