@@ -1,0 +1,34 @@
+import { describe, it, expect } from "vitest";
+import {
+  ErrorCode,
+  fromErrorPayload,
+  PayloadTooLargeError,
+  ResourceDriftError,
+  RetentionGapError,
+  toErrorPayload,
+} from "./errors.js";
+
+describe("errors", () => {
+  it("errors - name, code and cause are set", () => {
+    const cause = new Error("root");
+    const e = new ResourceDriftError("drift", ["owner"], { cause });
+    expect(e.name).toBe("ResourceDriftError");
+    expect(e.code).toBe(ErrorCode.ResourceDrift);
+    expect(e.cause).toBe(cause);
+  });
+
+  it("errors - survive a structured clone by code, with their details", () => {
+    const samples = [
+      new RetentionGapError("gap", { requestedSequence: 3, firstAvailableSequence: 9 }),
+      new PayloadTooLargeError("big", { size: 10, limit: 5 }),
+      new ResourceDriftError("drift", ["owner", "replicas"]),
+    ];
+    for (const e of samples) {
+      const back = fromErrorPayload(structuredClone(toErrorPayload(e)));
+      expect(back.constructor).toBe(e.constructor);
+      expect(back).toMatchObject({ name: e.name, code: e.code, message: e.message });
+    }
+    expect(fromErrorPayload(toErrorPayload(samples[0]))).toMatchObject({ requestedSequence: 3, firstAvailableSequence: 9 });
+    expect(toErrorPayload(new TypeError("x"))).toMatchObject({ code: "INTERNAL", name: "TypeError" });
+  });
+});
