@@ -43,3 +43,16 @@ export {
 export type { Cursor, TidemarkEvent } from "@tidemark/shared";
 export { HubRegistry, SharedHub, hubRegistryOf } from "./hub/index.js";
 export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";
+export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";
+export type {
+  Bridge,
+  BridgeOptions,
+  BridgeLimits,
+  ExposedTopic,
+  AuthorizeRequest,
+  ServeBridgeOptions,
+  BridgeServer,
+  Logger,
+  LogRecord,
+  LogLevel,
+} from "./bridge/index.js";

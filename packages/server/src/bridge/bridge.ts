@@ -1,0 +1,267 @@
+/**
+ * `createBridge()`: a Hono app that exposes hub and live subscriptions of chosen topics over
+ * WebSockets, plus `/healthz`, `/readyz` and `/metrics`. Runtime-neutral: it takes the
+ * runtime's `upgradeWebSocket` (Hono's contract); `node.ts` is the Node entry.
+ */
+import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
+import type { WSContext } from "hono/ws";
+import { CloseCode, InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
+import { HubRegistry } from "../hub/registry.js";
+import { hubRegistryOf } from "../hub/install.js";
+import { Connection } from "./connection.js";
+import { HubIds, type BridgeCore, type BridgeSocket } from "./core.js";
+import { EventFrames, encode } from "./frames.js";
+import { jsonLogger, leveled } from "./log.js";
+import { BridgeMetrics } from "./metrics.js";
+import { resolveLimits, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
+
+/** A running bridge: its Hono app and its operations. */
+export interface Bridge {
+  /** Mount it (`app.route("/realtime", bridge.app)`) or serve it as is. */
+  readonly app: Hono;
+  readonly limits: Readonly<BridgeLimits>;
+  /** Open WebSocket connections. */
+  readonly connectionCount: number;
+  /** True once `drain()` was called. */
+  readonly draining: boolean;
+  /** The Prometheus text of `/metrics`. */
+  metrics(): string;
+  /** Authorizes every open subscription again (after permissions changed). */
+  reauthorize(): Promise<void>;
+  /** Runs `authenticate` again on every connection's token: revoked tokens lose their connection. */
+  reauthenticate(): Promise<void>;
+  /**
+   * Graceful shutdown: refuses new connections, sends `drain` to every client, and closes the
+   * sockets (1001) after `graceMs`. Resolves when every connection is closed.
+   */
+  drain(options?: { graceMs?: number }): Promise<void>;
+  /** Drains (grace 0), stops timers, retires the bridge's own hubs. */
+  close(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 25_000;
+
+function socketOf(ws: WSContext): BridgeSocket {
+  const raw = ws.raw as { bufferedAmount?: number; getBufferedAmount?: () => number } | undefined;
+  return {
+    send: (data) => ws.send(data),
+    close: (code, reason) => ws.close(code, reason),
+    get bufferedAmount() {
+      if (!raw) return 0;
+      return typeof raw.bufferedAmount === "number" ? raw.bufferedAmount : (raw.getBufferedAmount?.() ?? 0);
+    },
+  };
+}
+
+function originAllowed<P>(options: BridgeOptions<P>, request: Request): boolean {
+  const origin = request.headers.get("origin");
+  const allow = options.origins;
+  if (allow === "*") return true;
+  if (typeof allow === "function") return origin !== null && allow(origin, request);
+  if (origin === null) return allow === undefined; // non-browser client
+  if (Array.isArray(allow)) return allow.includes(origin);
+  try {
+    return new URL(origin).host === request.headers.get("host");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates a bridge.
+ *
+ * @example
+ * import { upgradeWebSocket } from "@hono/node-server";
+ * const bridge = createBridge({
+ *   topics: [{ topic: notifications(), authorize: (user, { tenantId }) => tenantId === user.id }],
+ *   authenticate: (token) => verify(token),
+ *   upgradeWebSocket,
+ *   sync,
+ * });
+ */
+export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
+  const limits = resolveLimits(options.limits);
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  if (!(heartbeatMs > 0)) throw new InvalidArgumentError("heartbeatMs must be positive");
+  const topics = new Map<string, ExposedTopic<P>>();
+  for (const exposed of options.topics) {
+    if (typeof exposed.authorize !== "function") {
+      throw new InvalidArgumentError(`exposed topic ${exposed.name ?? exposed.topic?.id} needs an authorize function`);
+    }
+    const name = exposed.name ?? exposed.topic.id;
+    if (topics.has(name)) throw new InvalidArgumentError(`topic ${name} is exposed twice`);
+    topics.set(name, exposed);
+  }
+  const path = options.path ?? "/ws";
+  const cookieName = options.cookieName ?? "tidemark_token";
+  const log = leveled(options.logger ?? jsonLogger, options.logLevel ?? "info");
+  const fallbackHubs = new HubRegistry();
+
+  const paused = new Set<Connection<P>>();
+  let pollTimer: ReturnType<typeof setInterval> | undefined;
+  const core: BridgeCore<P> = {
+    options,
+    limits,
+    heartbeatMs,
+    metrics: new BridgeMetrics(),
+    frames: new EventFrames(),
+    topics,
+    hubIds: new HubIds(),
+    fallbackHubs,
+    principals: new Map(),
+    connections: new Set(),
+    log,
+    draining: false,
+    watchPaused(connection) {
+      paused.add(connection);
+      pollTimer ??= setInterval(() => {
+        for (const c of paused) if (c.checkDrained()) paused.delete(c);
+        if (paused.size === 0) {
+          clearInterval(pollTimer);
+          pollTimer = undefined;
+        }
+      }, 20);
+    },
+  };
+
+  // One timer for every connection's deadlines, one for heartbeats: no timer per socket.
+  const ticker = setInterval(() => {
+    const now = Date.now();
+    for (const c of core.connections) c.tick(now);
+  }, Math.min(1000, limits.unauthenticatedTimeMs / 4));
+  const heartbeat = setInterval(() => {
+    const now = Date.now();
+    const ping = encode({ type: "ping" });
+    for (const c of core.connections) {
+      if (c.state === "new") continue;
+      if (now - c.lastSeen > 2 * heartbeatMs) c.close(CloseCode.Timeout, "no heartbeat");
+      else c.send(ping);
+    }
+  }, heartbeatMs);
+  ticker.unref?.();
+  heartbeat.unref?.();
+
+  const app = new Hono();
+  const upgrade = options.upgradeWebSocket((c) => {
+    const request = c.req.raw;
+    const cookieToken = getCookie(c, cookieName);
+    let connection: Connection<P> | undefined;
+    return {
+      onOpen(_event: Event, ws: WSContext) {
+        connection = new Connection<P>(core, socketOf(ws), request, cookieToken);
+        core.connections.add(connection);
+        core.metrics.connections++;
+        if (core.draining) {
+          connection.send(encode({ type: "drain", retryAfterMs: Math.round(Math.random() * (options.drainSpreadMs ?? 2000)) }));
+          connection.close(CloseCode.GoingAway, "draining");
+        }
+      },
+      onMessage(event: MessageEvent, _ws: WSContext) {
+        connection?.onMessage(event.data);
+      },
+      onClose() {
+        connection?.onClose();
+      },
+      onError() {
+        connection?.onClose();
+      },
+    };
+  });
+
+  app.get(path, async (c, next) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
+    if (core.draining) {
+      core.metrics.bump(core.metrics.rejected, "draining");
+      return c.text("draining", 503);
+    }
+    if (!originAllowed(options, c.req.raw)) {
+      core.metrics.bump(core.metrics.rejected, "origin");
+      log("warn", "origin refused", { origin: c.req.header("origin") ?? null });
+      return c.text("origin not allowed", 403);
+    }
+    return upgrade(c, next);
+  });
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  let jsProbe: { at: number; ok: boolean } | undefined;
+  app.get("/readyz", async (c) => {
+    const checks: Record<string, boolean> = { draining: !core.draining };
+    const sync = options.sync;
+    if (sync) {
+      checks.nats = sync.connected;
+      if (!jsProbe || Date.now() - jsProbe.at > 5_000) {
+        let ok = false;
+        try {
+          await Promise.race([sync.ready().then(() => sync.listTopics({ idPrefix: "\u0000" })), timeout(3_000)]);
+          ok = true;
+        } catch {
+          ok = false;
+        }
+        jsProbe = { at: Date.now(), ok };
+      }
+      checks.jetstream = jsProbe.ok;
+      checks.nats = sync.connected;
+    }
+    const ready = Object.values(checks).every(Boolean);
+    return c.json({ status: ready ? "ready" : "not_ready", checks }, ready ? 200 : 503);
+  });
+
+  const hubFollowers = () => (options.sync ? hubRegistryOf(options.sync).followerCount : 0) + fallbackHubs.followerCount;
+  const render = () => core.metrics.render({ hubFollowers: hubFollowers(), hubs: core.hubIds.size, draining: core.draining });
+  app.get("/metrics", (c) => c.body(render(), 200, { "content-type": "text/plain; version=0.0.4" }));
+
+  let closed = false;
+  const bridge: Bridge = {
+    app,
+    limits,
+    get connectionCount() {
+      return core.connections.size;
+    },
+    get draining() {
+      return core.draining;
+    },
+    metrics: render,
+    async reauthorize() {
+      await Promise.all([...core.connections].map((c) => c.reauthorize()));
+    },
+    async reauthenticate() {
+      await Promise.all([...core.connections].map((c) => c.reauthenticate()));
+    },
+    async drain({ graceMs = 1_000 } = {}) {
+      if (!core.draining) {
+        core.draining = true;
+        log("info", "draining", { connections: core.connections.size });
+        const spread = options.drainSpreadMs ?? 2000;
+        for (const c of core.connections) c.send(encode({ type: "drain", retryAfterMs: Math.round(Math.random() * spread) }));
+      }
+      const end = Date.now() + graceMs;
+      while (core.connections.size > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      for (const c of [...core.connections]) c.close(CloseCode.GoingAway, "server shutting down");
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await bridge.drain({ graceMs: 0 });
+      clearInterval(ticker);
+      clearInterval(heartbeat);
+      if (pollTimer) clearInterval(pollTimer);
+      fallbackHubs.close();
+    },
+  };
+  return bridge;
+}
+
+function timeout(ms: number): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), ms).unref?.());
+}
+
+/** Exposes a topic with its authorization rule (sugar for an {@link ExposedTopic}). */
+export function expose<P>(
+  topic: ExposedTopic<P>["topic"],
+  authorize: ExposedTopic<P>["authorize"],
+  options: { name?: string; modes?: SubscriptionMode[] } = {},
+): ExposedTopic<P> {
+  return { topic, authorize, ...options };
+}

@@ -1,0 +1,92 @@
+/**
+ * Parsing and checking of client frames, and serialisation of server frames. Event frames are
+ * serialised once per (event, hub) and the same string is sent to every subscriber.
+ */
+import {
+  ErrorCode,
+  MAX_CURSOR_LENGTH,
+  PROTOCOL_VERSION,
+  SubscriptionMode,
+  TidemarkError,
+  type ClientFrame,
+  type ServerFrame,
+  type TidemarkEvent,
+} from "@tidemark/shared";
+
+/** A frame the bridge cannot accept: the connection is closed with 4400. */
+export class ProtocolError extends TidemarkError {
+  constructor(message: string) {
+    super(ErrorCode.ProtocolError, message);
+    this.name = "ProtocolError";
+  }
+}
+
+const MAX_ID = 128;
+const MAX_NAME = 256;
+const MAX_TOKEN = 8192;
+
+function str(frame: Record<string, unknown>, key: string, max: number, optional = false): string | undefined {
+  const value = frame[key];
+  if (value === undefined && optional) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > max) {
+    throw new ProtocolError(`${String(frame.type)}.${key} must be a string of 1..${max} characters`);
+  }
+  return value;
+}
+
+/** Parses one inbound text frame; throws {@link ProtocolError} for anything but a valid client frame. */
+export function parseClientFrame(text: string): ClientFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ProtocolError("malformed JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ProtocolError("a frame is a JSON object");
+  const f = value as Record<string, unknown>;
+  switch (f.type) {
+    case "hello":
+      if (f.v !== PROTOCOL_VERSION) throw new ProtocolError(`unsupported protocol version ${JSON.stringify(f.v)}; this server speaks ${PROTOCOL_VERSION}`);
+      return { type: "hello", v: PROTOCOL_VERSION, token: str(f, "token", MAX_TOKEN, true) };
+    case "subscribe": {
+      const mode = f.mode;
+      if (mode !== SubscriptionMode.Hub && mode !== SubscriptionMode.Live) throw new ProtocolError('subscribe.mode must be "hub" or "live"');
+      return {
+        type: "subscribe",
+        id: str(f, "id", MAX_ID)!,
+        topic: str(f, "topic", MAX_NAME)!,
+        tenantId: str(f, "tenantId", 1024, true),
+        mode,
+        cursor: str(f, "cursor", MAX_CURSOR_LENGTH, true),
+      };
+    }
+    case "unsubscribe":
+      return { type: "unsubscribe", id: str(f, "id", MAX_ID)! };
+    case "refresh":
+      return { type: "refresh", token: str(f, "token", MAX_TOKEN)! };
+    case "ping":
+      return { type: "ping" };
+    case "pong":
+      return { type: "pong" };
+    default:
+      throw new ProtocolError(`unknown frame type ${JSON.stringify(f.type)}`);
+  }
+}
+
+/** Serialises a control frame. */
+export function encode(frame: ServerFrame): string {
+  return JSON.stringify(frame);
+}
+
+/** @internal Serialises event frames once per (event, hub). */
+export class EventFrames {
+  readonly #cache = new WeakMap<object, { hub: string; frame: string }>();
+
+  frame(hub: string, event: TidemarkEvent): string {
+    const hit = this.#cache.get(event);
+    if (hit && hit.hub === hub) return hit.frame;
+    const frame = `{"type":"event","hub":${JSON.stringify(hub)},"event":${JSON.stringify(event)}}`;
+    this.#cache.set(event, { hub, frame });
+    return frame;
+  }
+}

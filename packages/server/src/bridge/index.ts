@@ -1,0 +1,9 @@
+/** The WebSocket bridge: hub and live subscriptions of exposed topics, for browser tabs. */
+export { createBridge, expose } from "./bridge.js";
+export type { Bridge } from "./bridge.js";
+export { createNodeBridge, serveBridge } from "./node.js";
+export type { ServeBridgeOptions, BridgeServer } from "./node.js";
+export { DEFAULT_LIMITS } from "./options.js";
+export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "./options.js";
+export { jsonLogger } from "./log.js";
+export type { Logger, LogRecord, LogLevel } from "./log.js";

@@ -1,0 +1,71 @@
+/** Prometheus metrics of a bridge, rendered in the text exposition format. */
+
+const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** @internal Counters and gauges of one bridge. */
+export class BridgeMetrics {
+  connections = 0;
+  pausedConnections = 0;
+  subscriptions = { hub: 0, live: 0 };
+  eventsDelivered = 0;
+  liveEventsDropped = 0;
+  backpressurePauses = 0;
+  replays = 0;
+  resets: Record<string, number> = {};
+  rejected: Record<string, number> = {};
+  errors: Record<string, number> = {};
+  readonly #lagCounts = new Array<number>(LAG_BUCKETS.length + 1).fill(0);
+  #lagSum = 0;
+  #lagCount = 0;
+
+  /** Publish-to-send delay of one delivered event. */
+  observeLag(seconds: number): void {
+    let i = 0;
+    while (i < LAG_BUCKETS.length && seconds > LAG_BUCKETS[i]!) i++;
+    this.#lagCounts[i]!++;
+    this.#lagSum += seconds;
+    this.#lagCount++;
+  }
+
+  render(extra: { hubFollowers: number; hubs: number; draining: boolean }): string {
+    const out: string[] = [];
+    const metric = (name: string, type: string, help: string, rows: [string, number][]) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [labels, value] of rows) out.push(`${name}${labels} ${value}`);
+    };
+    const labelled = (label: string, values: Record<string, number>): [string, number][] =>
+      Object.entries(values).map(([k, v]) => [`{${label}="${k}"}`, v]);
+    metric("tidemark_bridge_connections", "gauge", "Open WebSocket connections.", [["", this.connections]]);
+    metric("tidemark_bridge_paused_connections", "gauge", "Connections paused by backpressure.", [["", this.pausedConnections]]);
+    metric("tidemark_bridge_subscriptions", "gauge", "Open subscriptions by mode.", labelled("mode", this.subscriptions));
+    metric("tidemark_bridge_hubs", "gauge", "Distinct (topic, tenant, mode) in use by this bridge.", [["", extra.hubs]]);
+    metric("tidemark_hub_followers", "gauge", "Hub followers (one JetStream consumer each) of the process.", [["", extra.hubFollowers]]);
+    metric("tidemark_bridge_events_delivered_total", "counter", "Event frames sent.", [["", this.eventsDelivered]]);
+    metric("tidemark_bridge_live_events_dropped_total", "counter", "Live-mode events dropped for backpressure.", [["", this.liveEventsDropped]]);
+    metric("tidemark_bridge_backpressure_pauses_total", "counter", "Times a connection was paused for a full send buffer.", [["", this.backpressurePauses]]);
+    metric("tidemark_bridge_replays_total", "counter", "Catch-up replays started by subscriptions behind the hub window.", [["", this.replays]]);
+    metric("tidemark_bridge_resets_total", "counter", "Reset frames sent, by reason.", labelled("reason", this.resets));
+    metric("tidemark_bridge_rejected_total", "counter", "Refused upgrades, subscriptions and connections, by reason.", labelled("reason", this.rejected));
+    metric("tidemark_bridge_errors_total", "counter", "Error frames sent, by code.", labelled("code", this.errors));
+    metric("tidemark_bridge_draining", "gauge", "1 while the bridge drains for shutdown.", [["", extra.draining ? 1 : 0]]);
+    out.push(
+      "# HELP tidemark_bridge_delivery_lag_seconds Time from publish to sending the event frame.",
+      "# TYPE tidemark_bridge_delivery_lag_seconds histogram",
+    );
+    let cumulative = 0;
+    LAG_BUCKETS.forEach((le, i) => {
+      cumulative += this.#lagCounts[i]!;
+      out.push(`tidemark_bridge_delivery_lag_seconds_bucket{le="${le}"} ${cumulative}`);
+    });
+    cumulative += this.#lagCounts[LAG_BUCKETS.length]!;
+    out.push(`tidemark_bridge_delivery_lag_seconds_bucket{le="+Inf"} ${cumulative}`);
+    out.push(`tidemark_bridge_delivery_lag_seconds_sum ${this.#lagSum}`);
+    out.push(`tidemark_bridge_delivery_lag_seconds_count ${this.#lagCount}`);
+    return out.join("\n") + "\n";
+  }
+
+  /** @internal */
+  bump(map: Record<string, number>, key: string): void {
+    map[key] = (map[key] ?? 0) + 1;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Options of `createBridge()`: the exposed topics, authentication, limits, and operations
+ * settings, with their defaults merged and checked once.
+ */
+import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
+import type { UpgradeWebSocket } from "hono/ws";
+import type { Sync, Topic } from "../core/types.js";
+import type { Logger, LogLevel } from "./log.js";
+
+/** What `authorize` is asked about. */
+export interface AuthorizeRequest {
+  /** The exposed name of the topic (its id unless exposed under another name). */
+  topic: string;
+  tenantId: string | undefined;
+  mode: SubscriptionMode;
+}
+
+/** A topic reachable through the bridge. Nothing else is. */
+export interface ExposedTopic<P = unknown> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  topic: Topic<any>;
+  /** The name clients subscribe to. @default topic.id */
+  name?: string;
+  /** Decides each subscription; checked on every subscribe and resume, and again on refresh. */
+  authorize(principal: P, request: AuthorizeRequest): boolean | Promise<boolean>;
+  /** Modes clients may use. @default ["hub", "live"] */
+  modes?: SubscriptionMode[];
+}
+
+/** Limits of the bridge; each is answered by an `error` frame naming it. */
+export interface BridgeLimits {
+  /** Largest inbound frame, in UTF-8 bytes. @default 16384 */
+  maxFrameBytes: number;
+  /** Open subscriptions per connection. @default 100 */
+  maxSubscriptions: number;
+  /** Subscribe frames per second per connection (sustained; bursts of twice this). @default 20 */
+  subscribeRatePerSecond: number;
+  /** Open connections per principal on this bridge process. @default 20 */
+  maxConnectionsPerPrincipal: number;
+  /** Time from open to a valid `hello`, and from token expiry to a `refresh`. @default 10000 */
+  unauthenticatedTimeMs: number;
+  /** Socket send buffer above which a connection stops getting events until it drains. @default 1048576 */
+  maxBufferedBytes: number;
+}
+
+export interface BridgeOptions<P = unknown> {
+  /** The topics clients may subscribe to, each with its `authorize` function. */
+  topics: ExposedTopic<P>[];
+  /**
+   * Turns a token (from `hello`, else the cookie) into a principal. Return `null`/`undefined` or
+   * throw to refuse. The principal's `expiresAt` (ms since the epoch), if a number, is enforced.
+   */
+  authenticate(token: string, request: Request): P | null | undefined | Promise<P | null | undefined>;
+  /** The runtime's WebSocket upgrade helper (Hono's contract), e.g. from `@hono/node-server`. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  upgradeWebSocket: UpgradeWebSocket<any, any>;
+  /** The Sync behind the topics: `/readyz` checks it, `/metrics` counts its hub followers. */
+  sync?: Sync;
+  /**
+   * Allowed `Origin`s of the upgrade: a list of origins (`"https://app.example"`), `"*"`, or a
+   * function. @default same origin as the request's Host, or no Origin header (non-browser clients)
+   */
+  origins?: string[] | "*" | ((origin: string, request: Request) => boolean);
+  /** Cookie that carries the token when `hello` has none. @default "tidemark_token" */
+  cookieName?: string;
+  /** Path of the WebSocket endpoint inside the app. @default "/ws" */
+  path?: string;
+  limits?: Partial<BridgeLimits>;
+  /** Server ping interval; a connection silent for two intervals is closed. @default 25000 */
+  heartbeatMs?: number;
+  /** Drain: clients are told to reconnect after a random delay up to this. @default 2000 */
+  drainSpreadMs?: number;
+  /** Key of a principal for the per-principal connection limit. @default p.id ?? p.sub ?? JSON */
+  principalKey?: (principal: P) => string;
+  /** Token expiry of a principal, ms since the epoch. @default the principal's numeric `expiresAt` */
+  expiresAt?: (principal: P) => number | undefined;
+  /** Structured log sink. @default JSON lines on stdout */
+  logger?: Logger;
+  /** @default "info" */
+  logLevel?: LogLevel;
+}
+
+export const DEFAULT_LIMITS: BridgeLimits = {
+  maxFrameBytes: 16 * 1024,
+  maxSubscriptions: 100,
+  subscribeRatePerSecond: 20,
+  maxConnectionsPerPrincipal: 20,
+  unauthenticatedTimeMs: 10_000,
+  maxBufferedBytes: 1024 * 1024,
+};
+
+/** @internal */
+export function resolveLimits(limits: Partial<BridgeLimits> = {}): BridgeLimits {
+  const out = { ...DEFAULT_LIMITS, ...limits };
+  for (const [key, value] of Object.entries(out)) {
+    if (typeof value !== "number" || !(value > 0)) {
+      throw new InvalidArgumentError(`bridge limit ${key} must be a positive number, got ${String(value)}`);
+    }
+  }
+  return out;
+}
+
+/** @internal */
+export function defaultPrincipalKey(principal: unknown): string {
+  if (typeof principal === "string") return principal;
+  const p = principal as { id?: unknown; sub?: unknown } | null;
+  if (p && (typeof p.id === "string" || typeof p.id === "number")) return String(p.id);
+  if (p && typeof p.sub === "string") return p.sub;
+  return JSON.stringify(principal) ?? String(principal);
+}
+
+/** @internal */
+export function defaultExpiresAt(principal: unknown): number | undefined {
+  const e = (principal as { expiresAt?: unknown } | null)?.expiresAt;
+  return typeof e === "number" ? e : undefined;
+}
