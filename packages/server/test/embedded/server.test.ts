@@ -1,0 +1,83 @@
+import { describe, it, expect } from "vitest";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { connect as tcpConnect } from "node:net";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSync, startEmbeddedNats } from "../../src/index.js";
+import { monitor, uniqueNamespace } from "../harness/nats.js";
+import { firstLine, spawnFixture } from "./fixtures/run.js";
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "tidemark-embedded-"));
+}
+
+/** Resolves true when a TCP connection to host:port opens, false when it is refused or times out. */
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host, port, timeout: 2_000 });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => (socket.destroy(), resolve(false)));
+  });
+}
+
+describe("embedded nats-server", () => {
+  it("embedded - runs JetStream under the data dir, on loopback ports read from the ports file", async () => {
+    const dataDir = tempDir();
+    try {
+      await using nats = await startEmbeddedNats({ dataDir, monitoring: true });
+      const portsFile = readdirSync(join(dataDir, "nats")).find((f) => f.endsWith(".ports"));
+      expect(portsFile).toBeDefined();
+      const ports = JSON.parse(readFileSync(join(dataDir, "nats", portsFile!), "utf8")) as { nats: string[]; websocket: string[] };
+      expect(ports.nats.map((u) => new URL(u).port)).toContain(String(nats.port));
+      expect(nats.port).not.toBe(4222);
+      expect(new URL(nats.url).hostname).toBe("127.0.0.1");
+      expect(nats.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+      expect(ports.websocket.map((u) => new URL(u).port)).toContain(new URL(nats.wsUrl!).port);
+      expect(Number(readFileSync(join(dataDir, "nats", "nats-server.pid"), "utf8"))).toBe(nats.pid);
+
+      const varz = await monitor<{ host: string; websocket?: { host: string } }>(nats, "/varz");
+      expect(varz.host).toBe("127.0.0.1");
+      expect(varz.websocket?.host).toBe("127.0.0.1");
+      const jsz = await monitor<{ config: { store_dir: string; max_storage: number } }>(nats, "/jsz");
+      expect(jsz.config.store_dir.startsWith(join(dataDir, "nats"))).toBe(true);
+      expect(jsz.config.max_storage).toBe(nats.maxFileStore);
+
+      const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
+      try {
+        const receipt = await sync.topic({ id: "embedded.store" }).publish({ data: { ok: true } });
+        expect(receipt.streamSequence).toBe(1);
+      } finally {
+        await sync.close();
+      }
+      expect(existsSync(jsz.config.store_dir)).toBe(true);
+      expect(readdirSync(jsz.config.store_dir, { recursive: true }).some((f) => String(f).endsWith(".blk"))).toBe(true);
+
+      // Nothing listens on the machine's other addresses.
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === "IPv4" && !a.internal);
+      if (external) {
+        expect(await reachable(external.address, nats.port)).toBe(false);
+        expect(await reachable(external.address, Number(new URL(nats.wsUrl!).port))).toBe(false);
+      }
+      expect(await reachable("127.0.0.1", nats.port)).toBe(true);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("embedded - the WebSocket listener serves NATS with JetStream (wsconnect in a child process)", async () => {
+    const dataDir = tempDir();
+    try {
+      await using nats = await startEmbeddedNats({ dataDir, monitoring: true });
+      const varz = await monitor<{ server_id: string }>(nats, "/varz");
+      const child = spawnFixture("ws-probe.ts", [nats.wsUrl!]);
+      const probe = await firstLine<{ serverId: string; jetstream: string }>(child);
+      expect(probe.serverId).toBe(varz.server_id);
+      expect(probe.jetstream).toBe("io.nats.jetstream.api.v1.account_info_response");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
