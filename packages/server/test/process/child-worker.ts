@@ -14,6 +14,10 @@ export interface ChildConfig {
   handlerMs?: number;
   /** Event data values on which the handler never returns. */
   hangOn?: unknown[];
+  /** After this many handler starts, every further handler hangs (a worker stuck mid-work). */
+  hangAfter?: number;
+  /** Event data (numbers) with `data % mod === rem` always fail. */
+  failWhen?: { mod: number; rem: number };
   /** Probability that a handler throws. */
   failRate?: number;
 }
@@ -22,11 +26,16 @@ const cfg = JSON.parse(process.env.TIDEMARK_TEST_WORKER ?? "{}") as ChildConfig;
 const out = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const sync = createSync({ namespace: cfg.namespace, nats: { servers: cfg.url } });
 const topic = sync.topic(cfg.topic);
+let starts = 0;
 const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "start", seq: e.streamSequence, attempt: e.attempt, data: e.data });
-  if (cfg.hangOn?.includes(e.data)) await new Promise(() => undefined);
+  starts++;
+  if (cfg.hangOn?.includes(e.data) || (cfg.hangAfter !== undefined && starts > cfg.hangAfter)) {
+    await new Promise(() => undefined);
+  }
   if (cfg.handlerMs) await new Promise((r) => setTimeout(r, cfg.handlerMs));
-  if (cfg.failRate && Math.random() < cfg.failRate) {
+  const poisoned = cfg.failWhen !== undefined && (e.data as number) % cfg.failWhen.mod === cfg.failWhen.rem;
+  if (poisoned || (cfg.failRate && Math.random() < cfg.failRate)) {
     out({ type: "fail", seq: e.streamSequence, attempt: e.attempt });
     throw new Error(`random failure of ${e.streamSequence}`);
   }
