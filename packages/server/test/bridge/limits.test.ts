@@ -1,0 +1,96 @@
+import { describe, it, expect } from "vitest";
+import { TestClient } from "./client.js";
+import { ownTenants, useBridgeFixture } from "./fixture.js";
+
+const fx = useBridgeFixture();
+fx.tokens.set("alice", { id: "alice", tenants: Array.from({ length: 20 }, (_, i) => `t${i}`) });
+
+async function started(limits: Record<string, number>) {
+  const sync = fx.sync();
+  const topic = sync.topic<number>({ id: "notes" });
+  return fx.start({ topics: [{ topic, authorize: ownTenants }], limits }, sync);
+}
+
+describe("bridge limits and protocol", () => {
+  it("bridge - a frame over maxFrameBytes gets LIMIT_EXCEEDED(frame_bytes) and closes 4413", async () => {
+    const run = await started({ maxFrameBytes: 512 });
+    const client = await run.connect("alice");
+    client.send({ type: "ping", pad: "x".repeat(600) });
+    expect(await client.next((f) => f.type === "error")).toMatchObject({ code: "LIMIT_EXCEEDED", limit: "frame_bytes" });
+    expect((await client.closed).code).toBe(4413);
+  });
+
+  it("bridge - subscriptions per connection are limited; the connection stays", async () => {
+    const run = await started({ maxSubscriptions: 2 });
+    const client = await run.connect("alice");
+    await client.subscribe({ id: "a", topic: "notes", tenantId: "t0" });
+    await client.subscribe({ id: "b", topic: "notes", tenantId: "t1" });
+    const err = await client.subscribe({ id: "c", topic: "notes", tenantId: "t2" }).catch((e) => e.frame);
+    expect(err).toMatchObject({ code: "LIMIT_EXCEEDED", limit: "subscriptions", id: "c" });
+    client.send({ type: "unsubscribe", id: "a" });
+    await client.next((f) => f.type === "unsubscribed" && f.id === "a" && f.code === undefined);
+    await expect(client.subscribe({ id: "c", topic: "notes", tenantId: "t2" })).resolves.toMatchObject({ type: "subscribed" });
+  });
+
+  it("bridge - the subscribe rate is limited with a retry hint", async () => {
+    const run = await started({ subscribeRatePerSecond: 2 });
+    const client = await run.connect("alice");
+    for (let i = 0; i < 6; i++) client.send({ type: "subscribe", id: `s${i}`, topic: "notes", tenantId: `t${i}`, mode: "hub" });
+    const err = await client.next((f) => f.type === "error");
+    expect(err).toMatchObject({ code: "LIMIT_EXCEEDED", limit: "subscribe_rate" });
+    expect(err.retryAfterMs).toBeGreaterThan(0);
+    expect(client.log.filter((f) => f.type === "subscribed")).toHaveLength(4); // the burst: twice the rate
+  });
+
+  it("bridge - connections per principal are limited (4429)", async () => {
+    const run = await started({ maxConnectionsPerPrincipal: 2 });
+    const a = await run.connect("alice");
+    await run.connect("alice");
+    const third = await TestClient.open(run.wsUrl);
+    third.send({ type: "hello", v: 1, token: "alice" });
+    expect(await third.next()).toMatchObject({ type: "error", code: "LIMIT_EXCEEDED", limit: "connections_per_principal" });
+    expect((await third.closed).code).toBe(4429);
+    a.close();
+    await a.closed;
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(run.connect("alice")).resolves.toBeDefined();
+  });
+
+  it("bridge - no hello within the unauthenticated time closes 4408", async () => {
+    const run = await started({ unauthenticatedTimeMs: 300 });
+    const client = await TestClient.open(run.wsUrl);
+    expect(await client.next()).toMatchObject({ type: "error", code: "UNAUTHORIZED", limit: "unauthenticated_time" });
+    expect((await client.closed).code).toBe(4408);
+  });
+
+  it("bridge - malformed JSON, unknown frames and frames before hello close only that connection", async () => {
+    const run = await started({});
+    const bystander = await run.connect("alice");
+    for (const bad of ["{not json", JSON.stringify({ type: "launch" }), JSON.stringify({ type: "subscribe", id: "x" }), "[1,2]"]) {
+      const client = await run.connect("alice");
+      client.send(bad);
+      expect(await client.next((f) => f.type === "error")).toMatchObject({ code: "PROTOCOL_ERROR" });
+      expect((await client.closed).code).toBe(4400);
+    }
+    const early = await TestClient.open(run.wsUrl);
+    early.send({ type: "subscribe", id: "s", topic: "notes", mode: "hub" });
+    expect((await early.closed).code).toBe(4400);
+    const binary = await run.connect("alice");
+    binary.ws.send(Buffer.from([1, 2, 3]));
+    expect((await binary.closed).code).toBe(4400);
+    bystander.send({ type: "ping" });
+    await bystander.next((f) => f.type === "pong");
+  });
+
+  it("bridge - a silent connection is closed after two heartbeats", async () => {
+    const sync = fx.sync();
+    const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }], heartbeatMs: 150 }, sync);
+    const client = await run.connect("alice");
+    client.ws.removeAllListeners("message"); // stops answering pings
+    expect((await client.closed).code).toBe(4408);
+    const alive = await run.connect("alice");
+    await new Promise((r) => setTimeout(r, 600));
+    expect(alive.ws.readyState).toBe(alive.ws.OPEN);
+    expect(alive.log.some((f) => f.type === "ping")).toBe(true);
+  });
+});
