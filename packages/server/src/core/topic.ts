@@ -202,8 +202,9 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
           duplicate: ack.duplicate,
         };
       } catch (err) {
-        // The stream was destroyed under us (by another process): provision again, once.
-        if (attempt === 0 && (await this.#streamGone(h))) {
+        // The stream was destroyed under us (by another process): provision again, once. Not
+        // while disconnected: the check would only wait out a second timeout.
+        if (attempt === 0 && this.#host.connector.connected && (await this.#streamGone(h))) {
           this.#ready = undefined;
           continue;
         }
