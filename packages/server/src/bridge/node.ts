@@ -35,6 +35,8 @@ export interface BridgeServer {
   /** `http://host:port` */
   readonly url: string;
   readonly server: ServerType;
+  /** The `ws` server holding the sockets (for inspection). */
+  readonly webSocketServer: WebSocketServer;
   /** Drains the bridge, then stops listening. */
   close(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
     port,
     url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
     server,
+    webSocketServer: wss,
     close() {
       closing ??= (async () => {
         await bridge.drain({ graceMs: options.drainGraceMs ?? 1_000 });

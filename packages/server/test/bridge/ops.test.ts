@@ -1,0 +1,93 @@
+import { describe, it, expect } from "vitest";
+import type { Topic } from "../../src/index.js";
+import { TestClient } from "./client.js";
+import { ownTenants, useBridgeFixture } from "./fixture.js";
+
+const fx = useBridgeFixture();
+fx.tokens.set("alice", { id: "alice", tenants: ["a", "b", "c"] });
+
+describe("bridge operations", () => {
+  it("bridge - a slow reader stays bounded, then gets every event in order", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<{ i: number; pad: string }>({ id: "big" });
+    const maxBufferedBytes = 256 * 1024;
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }], limits: { maxBufferedBytes } }, sync);
+    const fast = await run.connect("alice");
+    const slow = await run.connect("alice");
+    const sf = await fast.subscribe({ id: "s", topic: "big", tenantId: "a" });
+    const ss = await slow.subscribe({ id: "s", topic: "big", tenantId: "a" });
+    await Promise.all([fast.next((f) => f.type === "caught_up"), slow.next((f) => f.type === "caught_up")]);
+    // The slow client stops reading from its TCP socket: the server's send buffer fills.
+    const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    const count = 1500;
+    const pad = "p".repeat(16 * 1024);
+    let maxBuffered = 0;
+    const sampler = setInterval(() => {
+      for (const ws of run.server.webSocketServer.clients) maxBuffered = Math.max(maxBuffered, ws.bufferedAmount);
+    }, 5);
+    for (let i = 0; i < count; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => topic.publish({ data: { i: i + k, pad }, tenantId: "a" })));
+    }
+    await fast.events(String(sf.hub), count, 30_000);
+    clearInterval(sampler);
+    const metrics = run.bridge.metrics();
+    expect(Number(/tidemark_bridge_backpressure_pauses_total (\d+)/.exec(metrics)![1])).toBeGreaterThan(0);
+    // the server-side buffer reached the bound and stayed within it plus a frame or two
+    expect(maxBuffered).toBeGreaterThan(maxBufferedBytes / 2);
+    expect(maxBuffered).toBeLessThan(maxBufferedBytes + 64 * 1024);
+    socket.resume();
+    const got = await slow.events(String(ss.hub), count, 60_000);
+    const seqs = got.map((f) => (f.event as { streamSequence: number }).streamSequence);
+    expect(new Set(seqs).size).toBe(count);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(Number(/tidemark_bridge_replays_total (\d+)/.exec(run.bridge.metrics())![1])).toBeGreaterThan(0);
+  });
+
+  it("bridge - /healthz, /readyz and /metrics answer", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const client = await run.connect("alice");
+    const { hub } = await client.subscribe({ id: "s", topic: "notes", tenantId: "a" });
+    await client.next((f) => f.type === "caught_up");
+    await topic.publish({ data: 1, tenantId: "a" });
+    await client.events(String(hub), 1);
+    expect(await (await fetch(`${run.server.url}/healthz`)).json()).toEqual({ status: "ok" });
+    const ready = await fetch(`${run.server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: "ready", checks: { nats: true, jetstream: true } });
+    const text = await (await fetch(`${run.server.url}/metrics`)).text();
+    expect(text).toMatch(/^tidemark_bridge_connections 1$/m);
+    expect(text).toMatch(/^tidemark_bridge_subscriptions\{mode="hub"\} 1$/m);
+    expect(text).toMatch(/^tidemark_hub_followers 1$/m);
+    expect(text).toMatch(/^tidemark_bridge_events_delivered_total 1$/m);
+    expect(text).toMatch(/^tidemark_bridge_delivery_lag_seconds_count 1$/m);
+  });
+
+  it("bridge - drain tells clients to reconnect, closes with 1001, and /readyz turns 503", async () => {
+    const sync = fx.sync();
+    const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }], drainSpreadMs: 500 }, sync);
+    const client = await run.connect("alice");
+    const draining = run.bridge.drain({ graceMs: 300 });
+    const drain = await client.next((f) => f.type === "drain");
+    expect(drain.retryAfterMs).toBeGreaterThanOrEqual(0);
+    expect(drain.retryAfterMs).toBeLessThanOrEqual(500);
+    expect((await client.closed).code).toBe(1001);
+    await draining;
+    expect((await fetch(`${run.server.url}/readyz`)).status).toBe(503);
+    await expect(TestClient.open(run.wsUrl)).rejects.toMatchObject({ status: 503 });
+  });
+
+  it("bridge - hub followers grow with (topic, tenant) pairs, not connections", async () => {
+    const sync = fx.sync();
+    const topic: Topic<number> = sync.topic<number>({ id: "notes" });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const clients = await Promise.all(Array.from({ length: 12 }, () => run.connect("alice")));
+    await Promise.all(clients.map((c, i) => c.subscribe({ id: "s", topic: "notes", tenantId: ["a", "b", "c"][i % 3]! })));
+    await Promise.all(clients.map((c) => c.next((f) => f.type === "caught_up")));
+    const { consumersOf } = await import("../hub/fixture.js");
+    expect(await consumersOf(fx.nats, sync.namespace)).toBe(3);
+    expect(run.bridge.metrics()).toMatch(/^tidemark_hub_followers 3$/m);
+  });
+});
