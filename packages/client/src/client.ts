@@ -66,7 +66,7 @@ export interface Feed<T = unknown> {
    * later) carries the history with `history: true`.
    */
   onItems(listener: (items: FeedItem<T>[], info: { history: boolean }) => void): () => void;
-  /** New items, in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
+  /** New events (not history, not gap markers), in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
   onEffect(listener: (item: FeedItem<T>) => void): () => void;
   onError(listener: (error: TidemarkError) => void): () => void;
   close(): void;
@@ -172,7 +172,7 @@ class TabFeed<T> implements Feed<T> {
     this.items.push(...fresh);
     if (this.items.length > this.limit) this.items.splice(0, this.items.length - this.limit);
     for (const l of this.itemListeners) l(fresh, { history });
-    if (effects) for (const item of fresh) for (const l of this.effectListeners) l(item);
+    if (effects) for (const item of fresh) if (item.kind === "event") for (const l of this.effectListeners) l(item);
   }
 }
 

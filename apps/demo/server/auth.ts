@@ -1,0 +1,32 @@
+/**
+ * The demo's identity and its one authorization rule: the signed-in user belongs to the tenants
+ * `acme` and `globex`, not to `initech`. The bridge and the publish route both ask it.
+ */
+
+/** Who the demo token stands for. */
+export interface Principal {
+  user: string;
+  tenants: readonly string[];
+}
+
+export const DEMO_USER: Principal = { user: "ada", tenants: ["acme", "globex"] };
+/** Tenants the tenant switcher offers; the last one is refused on purpose. */
+export const DEMO_TENANTS = ["acme", "globex", "initech"] as const;
+export const DEMO_TOPIC = "demo.notifications";
+
+const TOKEN_PREFIX = "demo-token:";
+
+/** The token the page fetches from /api/token. A real app would sign it. */
+export function tokenFor(principal: Principal): string {
+  return TOKEN_PREFIX + principal.user;
+}
+
+/** Token -> principal, or undefined when the token is not a demo token. */
+export function authenticate(token: string | undefined): Principal | undefined {
+  return token === tokenFor(DEMO_USER) ? DEMO_USER : undefined;
+}
+
+/** The rule: a user sees (and publishes to) the tenants they belong to, on the demo topic only. */
+export function mayAccess(principal: Principal, topic: string, tenantId: string | undefined): boolean {
+  return topic === DEMO_TOPIC && tenantId !== undefined && principal.tenants.includes(tenantId);
+}

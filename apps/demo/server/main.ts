@@ -1,0 +1,47 @@
+/**
+ * The demo server: embedded NATS under TIDEMARK_DATA_DIR, the bridge on /ws, the demo routes,
+ * and the built page, on PORT (default 3000). `pnpm --filter @tidemark/demo start`.
+ */
+import { relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createNodeBridge, createSync, expose, serveBridge, type LogLevel } from "@tidemark/server";
+import { createDemoApp, type Note } from "./app.js";
+import { DEMO_TOPIC, authenticate, mayAccess, type Principal } from "./auth.js";
+
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = resolve(process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
+// The retained window; the e2e gap test shrinks it to expire cursors on purpose.
+const retentionBytes = Number(process.env.DEMO_RETENTION_BYTES ?? 16 * 1024 * 1024);
+const logLevel = (process.env.DEMO_LOG_LEVEL ?? "warn") as LogLevel;
+const distDir = relative(process.cwd(), fileURLToPath(new URL("../dist", import.meta.url))) || ".";
+
+const sync = createSync({ namespace: "demo", embedded: { dataDir } });
+const topic = sync.topic<Note>({
+  id: DEMO_TOPIC,
+  retention: { maxAgeMs: 7 * 24 * 3600_000, maxBytes: retentionBytes },
+  maxPayloadBytes: 2048,
+});
+// Start NATS and provision the topic before taking connections.
+await sync.ready();
+await topic.head();
+
+const bridge = createNodeBridge<Principal>({
+  topics: [expose(topic, (principal, { topic: name, tenantId }) => mayAccess(principal, name, tenantId))],
+  authenticate: (token) => authenticate(token),
+  sync,
+  logLevel,
+});
+const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app });
+const server = await serveBridge(bridge, { app, port, hostname: "127.0.0.1" });
+console.log(`tidemark demo on ${server.url} (data in ${dataDir})`);
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await server.close();
+  await sync.close();
+  process.exit(0);
+}
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());

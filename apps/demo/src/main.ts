@@ -1,0 +1,191 @@
+/**
+ * The demo notification centre: one feed per tenant through @tidemark/client, a bell with the
+ * unread count, the connection status, and the server's own count of connections.
+ */
+import { createClient, type Feed, type FeedItem } from "@tidemark/client";
+import "./style.css";
+
+interface Note {
+  text: string;
+}
+
+const $ = <T extends HTMLElement>(selector: string) => document.querySelector<T>(selector)!;
+const list = $<HTMLOListElement>("#list");
+const empty = $("#empty");
+const statusEl = $('[data-testid="connection-status"]');
+const unreadEl = $('[data-testid="unread-count"]');
+const tabCountEl = $('[data-testid="tab-count"]');
+const refusedEl = $('[data-testid="refused"]');
+const effectEl = $('[data-testid="effect-count"]');
+const tenantSelect = $<HTMLSelectElement>("#tenant");
+const input = $<HTMLInputElement>("#text");
+
+const params = new URLSearchParams(location.search);
+let tenant = params.get("tenant") ?? localStorage.getItem("tidemark-demo:tenant") ?? "acme";
+tenantSelect.value = tenant;
+
+const client = createClient({
+  url: "/ws",
+  getToken: async () => {
+    const res = await fetch("/api/token");
+    if (!res.ok) throw new Error(`token: HTTP ${res.status}`);
+    return ((await res.json()) as { token: string }).token;
+  },
+  worker: () => new SharedWorker(new URL("./tidemark.worker.ts", import.meta.url), { type: "module", name: "tidemark-demo" }),
+  reconnect: { baseMs: 250, maxMs: 3_000 },
+  historyLimit: 500,
+});
+
+// ---- connection status and "N tabs share 1 connection" ----
+
+let serverConnections: number | undefined;
+function renderShare(): void {
+  const tabs = client.state.tabs;
+  const conns = serverConnections === undefined ? "?" : String(serverConnections);
+  tabCountEl.textContent = `${tabs} ${tabs === 1 ? "tab shares" : "tabs share"} ${conns} ${serverConnections === 1 ? "connection" : "connections"}`;
+  tabCountEl.dataset.tabs = String(tabs);
+  tabCountEl.dataset.connections = conns;
+}
+client.onState((state) => {
+  statusEl.textContent = state.status;
+  statusEl.dataset.status = state.status;
+  $('[data-testid="transport"]').textContent = state.transport;
+  renderShare();
+});
+async function pollServer(): Promise<void> {
+  try {
+    const res = await fetch("/api/stats", { cache: "no-store" });
+    serverConnections = ((await res.json()) as { connections: number }).connections;
+  } catch {
+    serverConnections = undefined;
+  }
+  renderShare();
+}
+setInterval(() => void pollServer(), 1_000);
+void pollServer();
+
+// ---- the feed ----
+
+let feed: Feed<Note> | undefined;
+let unsubscribers: (() => void)[] = [];
+let effects = 0;
+
+const readKey = () => `tidemark-demo:read:${tenant}`;
+const lastRead = () => Number(localStorage.getItem(readKey()) ?? 0);
+
+function renderItem(item: FeedItem<Note>): HTMLLIElement {
+  const li = document.createElement("li");
+  li.dataset.n = String(item.n);
+  if (item.kind === "gap") {
+    li.className = "gap";
+    li.dataset.testid = "gap-marker";
+    li.textContent = `Some notifications may be missing here (${item.reason.replace("_", " ")}).`;
+    return li;
+  }
+  li.dataset.testid = "notification";
+  li.dataset.eventId = item.event.eventId;
+  if (item.n > lastRead()) li.classList.add("unread");
+  const text = document.createElement("span");
+  text.textContent = item.event.data?.text ?? JSON.stringify(item.event.data);
+  const time = document.createElement("time");
+  time.textContent = new Date(item.event.publishedAt).toLocaleTimeString();
+  li.append(time, text);
+  return li;
+}
+
+function renderUnread(): void {
+  if (!feed) return;
+  const read = lastRead();
+  const unread = feed.items.filter((i) => i.kind === "event" && i.n > read).length;
+  unreadEl.textContent = String(unread);
+  unreadEl.dataset.zero = String(unread === 0);
+  for (const li of list.querySelectorAll<HTMLLIElement>("li[data-testid=notification]")) {
+    li.classList.toggle("unread", Number(li.dataset.n) > read);
+  }
+  document.title = unread > 0 ? `(${unread}) Tidemark` : "Tidemark notification centre";
+}
+
+function openFeed(): void {
+  for (const u of unsubscribers) u();
+  feed?.close();
+  list.replaceChildren();
+  refusedEl.hidden = true;
+  empty.hidden = false;
+  const current = client.feed<Note>({ topic: "demo.notifications", tenantId: tenant });
+  feed = current;
+  unsubscribers = [
+    current.onItems((items) => {
+      if (items.length > 0) empty.hidden = true;
+      const fragment = document.createDocumentFragment();
+      for (const item of items) fragment.append(renderItem(item));
+      list.append(fragment);
+      // The tab keeps at most historyLimit items; so does the page.
+      while (list.children.length > current.items.length) list.firstElementChild?.remove();
+      renderUnread();
+    }),
+    current.onEffect(() => {
+      effects++;
+      effectEl.textContent = String(effects);
+      beep();
+    }),
+    current.onError((error) => {
+      refusedEl.hidden = false;
+      refusedEl.textContent = `The server refused tenant “${tenant}”: ${error.code} — ${error.message}`;
+      refusedEl.dataset.code = error.code;
+    }),
+  ];
+}
+
+tenantSelect.addEventListener("change", () => {
+  tenant = tenantSelect.value;
+  localStorage.setItem("tidemark-demo:tenant", tenant);
+  openFeed();
+});
+
+$("#bell").addEventListener("click", () => {
+  const max = Math.max(0, ...(feed?.items ?? []).map((i) => i.n));
+  localStorage.setItem(readKey(), String(max));
+  renderUnread();
+});
+// Reading in one tab clears the badge in the others.
+window.addEventListener("storage", (e) => {
+  if (e.key === readKey()) renderUnread();
+});
+
+$<HTMLFormElement>("#publish").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = "";
+  void fetch("/api/publish", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ tenantId: tenant, text }),
+  }).then(async (res) => {
+    if (!res.ok) {
+      refusedEl.hidden = false;
+      refusedEl.textContent = `Publish refused: ${(await res.json().catch(() => ({}))).message ?? res.status}`;
+    }
+  });
+});
+
+let audio: AudioContext | undefined;
+function beep(): void {
+  try {
+    audio ??= new AudioContext();
+    if (audio.state !== "running") return;
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    gain.gain.value = 0.05;
+    osc.connect(gain).connect(audio.destination);
+    osc.frequency.value = 880;
+    osc.start();
+    osc.stop(audio.currentTime + 0.08);
+  } catch {
+    // No audio: the badge is enough.
+  }
+}
+
+openFeed();
+// For the end-to-end tests and the browser benchmark.
+(window as unknown as { tidemark: unknown }).tidemark = { client, feed: () => feed };

@@ -1,0 +1,147 @@
+/**
+ * Starts the demo server (apps/demo/server/main.ts) as a child process on a free loopback port
+ * with a temp data dir. It can be killed with SIGKILL and started again in place: same port,
+ * same data dir, so the browser's reconnect finds it and the stored events are still there.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const demoDir = fileURLToPath(new URL("../../apps/demo/", import.meta.url));
+
+export interface DemoServerOptions {
+  /** Extra environment, e.g. `DEMO_RETENTION_BYTES`. */
+  env?: Record<string, string>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export class DemoServer {
+  private child: ChildProcess | undefined;
+  private output = "";
+
+  private constructor(
+    readonly port: number,
+    readonly dataDir: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async start(options: DemoServerOptions = {}): Promise<DemoServer> {
+    const server = new DemoServer(await freePort(), mkdtempSync(join(tmpdir(), "tidemark-e2e-")), options.env ?? {});
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts the process and waits until it answers. */
+  async launch(): Promise<void> {
+    this.output = "";
+    // One process (tsx as a loader, not its CLI wrapper): SIGKILL must hit the server itself.
+    const child = spawn(process.execPath, ["--conditions=@tidemark/source", "--import", "tsx", "server/main.ts"], {
+      cwd: demoDir,
+      env: { ...process.env, ...this.env, PORT: String(this.port), TIDEMARK_DATA_DIR: this.dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: false,
+    });
+    this.child = child;
+    child.stdout?.on("data", (d: Buffer) => (this.output += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (this.output += d.toString()));
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`demo server exited (${child.exitCode}):\n${this.output}`);
+      try {
+        const res = await fetch(`${this.url}/api/stats`);
+        if (res.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    throw new Error(`demo server did not start in 30 s:\n${this.output}`);
+  }
+
+  /** SIGKILL, no goodbye: sockets drop, the embedded nats-server is left for the next start to reap. */
+  async kill9(): Promise<void> {
+    const child = this.child;
+    if (!child || !running(child)) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    signal(child, "SIGKILL");
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child && running(child)) {
+      const exited = new Promise((r) => child.once("exit", r));
+      signal(child, "SIGTERM");
+      const timer = setTimeout(() => signal(child, "SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    // After a kill -9 without a restart, the embedded nats-server is still running: reap it.
+    try {
+      const pid = Number.parseInt(readFileSync(join(this.dataDir, "nats-server.pid"), "utf8"), 10);
+      if (pid > 1 && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("nats-server")) process.kill(pid, "SIGKILL");
+    } catch {
+      // no pid file, or already gone
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  get logs(): string {
+    return this.output;
+  }
+
+  /** The server's own count of open WebSocket connections. */
+  async connections(): Promise<number> {
+    const res = await fetch(`${this.url}/api/stats`);
+    return ((await res.json()) as { connections: number }).connections;
+  }
+
+  /** Event ids the broker retains for the tenant, in stream order. */
+  async retainedIds(tenantId: string): Promise<string[]> {
+    const res = await fetch(`${this.url}/api/events?tenantId=${encodeURIComponent(tenantId)}`);
+    return ((await res.json()) as { ids: string[] }).ids;
+  }
+
+  async publish(tenantId: string, text: string, count = 1): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${this.url}/api/publish`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tenantId, text, count }),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+}
+
+function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+function signal(child: ChildProcess, name: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(child.pid, name);
+  } catch {
+    // already gone
+  }
+}
