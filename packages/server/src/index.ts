@@ -56,3 +56,5 @@ export type {
   LogRecord,
   LogLevel,
 } from "./bridge/index.js";
+export { defineConfig } from "./cli/config.js";
+export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";

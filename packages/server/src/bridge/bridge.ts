@@ -187,7 +187,7 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
 
   let jsProbe: { at: number; ok: boolean } | undefined;
   app.get("/readyz", async (c) => {
-    const checks: Record<string, boolean> = { draining: !core.draining };
+    const checks: Record<string, boolean> = { accepting: !core.draining };
     const sync = options.sync;
     if (sync) {
       checks.nats = sync.connected;

@@ -1,0 +1,76 @@
+/**
+ * The `tidemark serve` config: an ESM module whose default export names the exposed topics and
+ * the authentication and authorization rules (or a function of the Sync that returns them).
+ */
+import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import type { Sync, TopicOptions } from "../core/types.js";
+import type { BridgeOptions, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
+
+/** A topic declared by the config: its declaration plus who may read it. */
+export interface ConfigTopic<P = unknown> extends TopicOptions {
+  authorize(principal: P, request: AuthorizeRequest): boolean | Promise<boolean>;
+  /** The name clients use. @default id */
+  name?: string;
+  modes?: SubscriptionMode[];
+}
+
+/** What a config module default-exports (or what its default-exported function returns). */
+export interface TidemarkConfig<P = unknown> {
+  /** @default TIDEMARK_NAMESPACE or "app" */
+  namespace?: string;
+  topics: (ConfigTopic<P> | ExposedTopic<P>)[];
+  authenticate: BridgeOptions<P>["authenticate"];
+  origins?: BridgeOptions<P>["origins"];
+  cookieName?: string;
+  path?: string;
+  limits?: BridgeOptions<P>["limits"];
+  heartbeatMs?: number;
+  drainSpreadMs?: number;
+  principalKey?: BridgeOptions<P>["principalKey"];
+  expiresAt?: BridgeOptions<P>["expiresAt"];
+  logLevel?: BridgeOptions<P>["logLevel"];
+}
+
+export type ConfigModule<P = unknown> = TidemarkConfig<P> | ((context: { sync: Sync }) => TidemarkConfig<P> | Promise<TidemarkConfig<P>>);
+
+/** Types a config module. @example export default defineConfig({ topics: [...], authenticate }) */
+export function defineConfig<P>(config: ConfigModule<P>): ConfigModule<P> {
+  return config;
+}
+
+/** Imports a config module. */
+export async function loadConfigModule(file: string): Promise<ConfigModule> {
+  const mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: ConfigModule };
+  if (!mod.default) throw new InvalidArgumentError(`config ${file} has no default export`);
+  return mod.default;
+}
+
+/** The namespace a config asks for, without evaluating a config function. */
+export function configNamespace(mod: ConfigModule): string | undefined {
+  return typeof mod === "function" ? undefined : mod.namespace;
+}
+
+/** Evaluates a config against a Sync: topics declared, every field checked. */
+export async function resolveConfig<P>(mod: ConfigModule<P>, sync: Sync): Promise<{ config: TidemarkConfig<P>; topics: ExposedTopic<P>[] }> {
+  const config = typeof mod === "function" ? await mod({ sync }) : mod;
+  if (!config || !Array.isArray(config.topics) || config.topics.length === 0) {
+    throw new InvalidArgumentError("config.topics must list at least one topic");
+  }
+  if (typeof config.authenticate !== "function") throw new InvalidArgumentError("config.authenticate must be a function");
+  const topics = config.topics.map((entry, i): ExposedTopic<P> => {
+    if (typeof entry.authorize !== "function") throw new InvalidArgumentError(`config.topics[${i}] needs an authorize function`);
+    if ("topic" in entry && entry.topic) return entry;
+    const { authorize, name, modes, ...declaration } = entry as ConfigTopic<P>;
+    return { topic: sync.topic(declaration), authorize, name, modes };
+  });
+  return { config, topics };
+}
+
+/** The config used without `--config`: one demo topic anyone may read. For trying things out only. */
+export const devConfig: TidemarkConfig<{ id: string }> = {
+  topics: [{ id: "demo.notifications", authorize: () => true }],
+  authenticate: (token) => ({ id: token }),
+  origins: "*",
+};
