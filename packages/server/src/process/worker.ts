@@ -16,7 +16,7 @@ const FETCH_EXPIRES_MS = 5_000;
 const PULL_RETRY_MS = 1_000;
 /** Prefetch aims to hold no more queued events than the worker starts in this time. */
 const PREFETCH_BUDGET_MS = 100;
-const MAX_PREFETCH = 128;
+const MAX_PREFETCH = 256;
 /** Batch of the redrive source's pulls (redriven letters are rare). */
 const REDRIVE_BATCH = 16;
 
@@ -126,12 +126,19 @@ export class ProcessWorker<T> implements Worker {
     return Math.min(n, MAX_PREFETCH);
   }
 
+  /** Free room of the fetch window, when it is worth a pull request (at least half the window). */
+  private refillDue(): number {
+    const window = this.ctx.options.concurrency + this.prefetch();
+    const free = window - this.held.size - this.requested;
+    if (free <= 0) return 0;
+    // Refill in chunks of at least half the window, except when nothing is held at all.
+    return free >= Math.ceil(window / 2) || this.held.size + this.requested === 0 ? free : 0;
+  }
+
   private async pullEvents(): Promise<void> {
     while (this.running) {
-      const window = this.ctx.options.concurrency + this.prefetch();
-      const free = window - this.held.size - this.requested;
-      // Refill in chunks of at least half the window, except when nothing is held at all.
-      if (free <= 0 || (free < Math.ceil(window / 2) && this.held.size + this.requested > 0)) {
+      const free = this.refillDue();
+      if (free === 0) {
         await this.waitForChange(FETCH_EXPIRES_MS);
         continue;
       }
@@ -183,41 +190,53 @@ export class ProcessWorker<T> implements Worker {
 
   private pump(): void {
     while (this.inFlight < this.ctx.options.concurrency && this.queue.length > 0) {
-      const h = this.queue.shift() as Held;
       this.inFlight++;
-      void this.run(h).finally(() => {
-        this.inFlight--;
-        this.held.delete(h);
-        this.pump();
-        this.notify();
-      });
+      void this.settle(this.queue.shift() as Held);
     }
   }
 
-  private async run(h: Held): Promise<void> {
-    const { options, handler } = this.ctx;
-    const { maxAttempts, backoffMs } = options.declaration;
+  private async settle(h: Held): Promise<void> {
+    try {
+      const pending = this.run(h);
+      if (pending) await pending;
+    } finally {
+      this.inFlight--;
+      this.held.delete(h);
+      this.pump();
+      // Wake the pull loop only when it has something to do: a refill is due, or a drain ended.
+      if (this.waiters.size > 0 && (this.held.size === 0 || !this.running || this.refillDue())) this.notify();
+    }
+  }
+
+  /** Handles one delivery; returns a promise only when there is something to wait for. */
+  private run(h: Held): Promise<void> | undefined {
+    const { maxAttempts } = this.ctx.options.declaration;
     const attempt = h.msg.info.deliveryCount;
     let event: TidemarkEvent<T>;
     try {
       event = this.decode(h);
     } catch (err) {
       // Not an event (published around Tidemark): keep it, raw, in the dead-letter stream.
-      await this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
-      return;
+      return this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
     }
     if (attempt > maxAttempts) {
       // The last attempt ended without a verdict (its worker died, or the term was lost).
-      await this.deadLetter(h, event, attempt - 1, {
+      return this.deadLetter(h, event, attempt - 1, {
         name: "AttemptsExhausted",
         message: `attempt ${attempt - 1} of ${maxAttempts} did not finish: its worker stopped or crashed before acknowledging`,
       });
-      return;
     }
+    // The event is ours (decoded for this delivery): add the attempt in place, no copy.
+    (event as ProcessEvent<T>).attempt = attempt;
+    return this.handle(h, event as ProcessEvent<T>);
+  }
+
+  private async handle(h: Held, event: ProcessEvent<T>): Promise<void> {
+    const { maxAttempts, backoffMs } = this.ctx.options.declaration;
     const started = performance.now();
     let failure: { error: unknown } | undefined;
     try {
-      await handler({ ...event, attempt });
+      await this.ctx.handler(event);
     } catch (error) {
       failure = { error };
     }
@@ -228,11 +247,11 @@ export class ProcessWorker<T> implements Worker {
       h.msg.ack();
       return;
     }
-    if (attempt < maxAttempts) {
-      h.msg.nak(retryDelay(backoffMs, attempt));
+    if (event.attempt < maxAttempts) {
+      h.msg.nak(retryDelay(backoffMs, event.attempt));
       return;
     }
-    await this.deadLetter(h, event, attempt, describeError(failure.error));
+    await this.deadLetter(h, event, event.attempt, describeError(failure.error));
   }
 
   private decode(h: Held): TidemarkEvent<T> {

@@ -1,0 +1,130 @@
+/**
+ * process() against a raw @nats-io/jetstream pull consumer, in one run against one embedded
+ * nats-server. Each round drains EVENTS stored events through a fresh durable consumer with a
+ * no-op handler, consumer creation and teardown included on both sides:
+ *   process({ concurrency: 1 })   vs consume() + for-await, decode, await handler, ack
+ *   process({ concurrency: 64 })  vs consume() with up to 64 handlers in flight, each acking
+ * Target ratio >= 0.8 for both. The sides run alternately; the table shows median rates.
+ *
+ *   pnpm bench process               (BENCH_ROUNDS=n to change the number of timed rounds)
+ */
+import { connect } from "@nats-io/transport-node";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
+import { createSync } from "@tidemark/server";
+import { runtimeOf } from "../packages/server/src/core/topic.js";
+import "../packages/server/src/process/index.js";
+import { durableName } from "../packages/server/src/process/options.js";
+import { startBenchNats } from "./lib/nats.js";
+import { compare } from "./lib/measure.js";
+import { environment, missed, printTable, type Row } from "./lib/table.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const EVENTS = 20_000;
+const WINDOW = 1_000;
+const GiB = 1024 ** 3;
+
+interface Item {
+  itemId: string;
+  n: number;
+}
+const noop = async (_: unknown): Promise<void> => undefined;
+
+await using nats = await startBenchNats();
+const nc = await connect({ servers: nats.url, name: "bench-raw" });
+const jsm = await jetstreamManager(nc);
+const js = jetstream(nc);
+const sync = createSync({ namespace: "bench", nats: { servers: nats.url } });
+
+try {
+  const topic = sync.topic<Item>({
+    id: "bench.process",
+    retention: { maxBytes: GiB / 2, maxAgeMs: 3600_000 },
+    deadLetterRetention: { maxBytes: 16 * 1024 ** 2 },
+  });
+  for (let done = 0; done < EVENTS; done += WINDOW) {
+    await Promise.all(Array.from({ length: WINDOW }, (_, i) => topic.publish({ data: { itemId: `sku-${(done + i) % 100}`, n: done + i } })));
+  }
+  const rt = runtimeOf(topic);
+  let round = 0;
+
+  /** Drains the topic through a fresh process() consumer. */
+  const tidemark = (concurrency: number) => async () => {
+    const consumer = `p${concurrency}x${round++}`;
+    let count = 0;
+    let finish!: () => void;
+    const all = new Promise<void>((r) => (finish = r));
+    const worker = await topic.process(
+      { consumer, start: "earliest", delivery: { maxAttempts: 3, backoffMs: [1_000] }, concurrency },
+      async (e) => {
+        await noop(e.data);
+        if (++count === EVENTS) finish();
+      },
+    );
+    await all;
+    await worker.stop();
+    await jsm.consumers.delete(rt.streamName, durableName(rt.namespace, rt.options.id, consumer));
+    await jsm.consumers.delete(rt.deadLetterStreamName, durableName(rt.namespace, rt.options.id, consumer));
+    return EVENTS;
+  };
+
+  /** Drains the topic through a fresh raw durable pull consumer, acking after the handler. */
+  const raw = (concurrency: number) => async () => {
+    const name = `raw${concurrency}x${round++}`;
+    await jsm.consumers.add(rt.streamName, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: rt.filterFor(undefined),
+    });
+    const consumer = await js.consumers.get(rt.streamName, name);
+    const messages = await consumer.consume();
+    let count = 0;
+    const handle = async (m: JsMsg) => {
+      await noop(m.json<{ d: Item }>().d);
+      m.ack();
+    };
+    if (concurrency === 1) {
+      for await (const m of messages) {
+        await handle(m);
+        if (++count === EVENTS) break;
+      }
+    } else {
+      let inFlight = 0;
+      let slot: (() => void) | undefined;
+      let finish!: () => void;
+      const all = new Promise<void>((r) => (finish = r));
+      for await (const m of messages) {
+        if (inFlight >= concurrency) await new Promise<void>((r) => (slot = r));
+        inFlight++;
+        void handle(m).then(() => {
+          inFlight--;
+          slot?.();
+          slot = undefined;
+          if (++count === EVENTS) finish();
+        });
+        if (count + inFlight === EVENTS) break;
+      }
+      await all;
+    }
+    await messages.close();
+    await jsm.consumers.delete(rt.streamName, name);
+    return EVENTS;
+  };
+
+  const one = await compare(tidemark(1), raw(1), { rounds: ROUNDS });
+  const many = await compare(tidemark(64), raw(64), { rounds: ROUNDS });
+  if (process.env.BENCH_SAMPLES) console.log(JSON.stringify({ one: one.samples, many: many.samples }));
+
+  console.log(`process benchmarks: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
+  const events = EVENTS.toLocaleString("en-US");
+  const rows: Row[] = [
+    { name: `process(), no-op handler, concurrency 1 (${events})`, subject: one.subject, baseline: one.baseline, target: 0.8 },
+    { name: `process(), no-op handler, concurrency 64 (${events})`, subject: many.subject, baseline: many.baseline, target: 0.8 },
+  ];
+  printTable("process() vs a raw @nats-io/jetstream pull consumer", rows);
+  const misses = rows.filter(missed);
+  if (misses.length > 0) console.log(`\ntargets missed: ${misses.map((r) => r.name).join("; ")}`);
+} finally {
+  await sync.close();
+  await nc.close();
+}
