@@ -58,3 +58,5 @@ export type {
 } from "./bridge/index.js";
 export { defineConfig } from "./cli/config.js";
 export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";
+// Loading the process module registers topic.process() and topic.deadLetters() with every Sync.
+export { PROCESS_DEFAULTS } from "./process/index.js";
