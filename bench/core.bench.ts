@@ -4,12 +4,13 @@
  *   (b) publish with 1,000 in flight          vs js.publish, 1,000 in flight (>= 0.85)
  *   (c) replay of 20,000 events               vs a raw ordered consumer on the same stream (>= 0.8)
  *   (d) tenant-filtered replay (1 tenant of 10) vs a raw ordered consumer on the tenant subject
+ *   (e) replay of the last event only: the fixed cost of one replay() call
  * Each side is warmed up, then the sides run alternately; the tables show median rates.
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds)
  */
 import { connect } from "@nats-io/transport-node";
-import { jetstream, jetstreamManager, type JetStreamClient, type StreamConfig } from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type StreamConfig } from "@nats-io/jetstream";
 import { createSync, type Topic } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
 import { compare } from "./lib/measure.js";
@@ -36,6 +37,7 @@ const nc = await connect({ servers: nats.url, name: "bench-raw" });
 const jsm = await jetstreamManager(nc);
 const js: JetStreamClient = jetstream(nc);
 const sync = createSync({ namespace: "bench", nats: { servers: nats.url } });
+console.log(`start: ${environment(nc.info?.version)}`);
 
 /** The JetStream stream behind a topic (Tidemark records the topic id in the description). */
 async function streamOf(topicId: string): Promise<string> {
@@ -139,29 +141,62 @@ try {
     () => rawRead(filter, perTenant),
     { rounds: ROUNDS },
   );
-  // Count the stream-info requests (the gap checks) of one tenant replay.
-  const infoRequests = nc.subscribe(`$JS.API.STREAM.INFO.${readStream}`);
-  let checks = 0;
-  void (async () => {
-    for await (const _ of infoRequests) checks++;
-  })();
-  await nc.flush();
-  await tidemarkRead(reads, "tenant-3", perTenant);
-  await nc.flush();
-  infoRequests.unsubscribe();
+  // ---- (e) the fixed cost of a replay: read only the newest event ----
+  const lastSeq = reads.cursorSequence(await reads.head());
+  const newest = reads.cursorAt(lastSeq - 1);
+  const single = await compare(
+    async () => {
+      for (let i = 0; i < 50; i++) for await (const _ of reads.replay({ after: newest })) void _;
+      return 50;
+    },
+    async () => {
+      for (let i = 0; i < 50; i++) {
+        const consumer = await js.consumers.get(readStream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastSeq });
+        const messages = await consumer.consume();
+        for await (const _ of messages) break;
+        await messages.close();
+      }
+      return 50;
+    },
+    { rounds: ROUNDS },
+  );
 
-  console.log(`core benchmarks: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
+  // Broker requests ($JS.API) made by one run of each side, counted by listening on the subjects.
+  const requests = async (fn: () => Promise<unknown>) => {
+    const sub = nc.subscribe("$JS.API.>");
+    const kinds = new Map<string, number>();
+    const counting = (async () => {
+      for await (const m of sub) {
+        const kind = m.subject.split(".").slice(2, 4).join(".");
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+    })();
+    await nc.flush();
+    await fn();
+    await nc.flush();
+    sub.unsubscribe();
+    await counting;
+    const total = [...kinds.values()].reduce((a, b) => a + b, 0);
+    return `${total} (${[...kinds].map(([k, v]) => `${v} ${k}`).join(", ")})`;
+  };
+  const requestsOf = {
+    replay: [await requests(() => tidemarkRead(reads)), await requests(() => rawRead())],
+    tenant: [await requests(() => tidemarkRead(reads, "tenant-3", perTenant)), await requests(() => rawRead(filter, perTenant))],
+  };
+
+  console.log(`end: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
   const rows: Row[] = [
     { name: `(a) publish, awaited one by one (${SEQUENTIAL.toLocaleString("en-US")})`, subject: sequential.subject, baseline: sequential.baseline, target: 0.85 },
     { name: `(b) publish, ${IN_FLIGHT.toLocaleString("en-US")} in flight (${IN_FLIGHT_TOTAL.toLocaleString("en-US")})`, subject: inFlight.subject, baseline: inFlight.baseline, target: 0.85 },
     { name: `(c) replay, whole topic (${REPLAY.toLocaleString("en-US")})`, subject: replay.subject, baseline: replay.baseline, target: 0.8 },
     { name: `(d) replay, 1 tenant of ${TENANTS} (${perTenant.toLocaleString("en-US")} of ${REPLAY.toLocaleString("en-US")})`, subject: tenant.subject, baseline: tenant.baseline },
+    { name: "(e) replay of the newest event only", subject: single.subject, baseline: single.baseline, unit: "replays/s" },
   ];
   printTable("Topic core vs raw @nats-io/jetstream", rows);
-  console.log(
-    `(d) gap checks: one tenant replay of ${perTenant} events made ${checks} stream-info requests in all ` +
-      `(one at start, then at most one per delivered batch): ~${(perTenant / Math.max(checks, 1)).toFixed(0)} events per request.`,
-  );
+  console.log("JetStream API requests of one run (tidemark | raw):");
+  console.log(`  (c) ${requestsOf.replay[0]} | ${requestsOf.replay[1]}`);
+  console.log(`  (d) ${requestsOf.tenant[0]} | ${requestsOf.tenant[1]}`);
+  console.log("  (d) the tenant gap check is one STREAM.INFO per delivered batch with a jump, not one per event.");
   const misses = rows.filter(missed);
   if (misses.length > 0) console.log(`\ntargets missed: ${misses.map((r) => r.name).join("; ")}`);
 } finally {

@@ -2,7 +2,7 @@
  * Prints benchmark results as a fixed-width table with a ratio column and the target it is
  * held to; `failedTargets()` lists rows that missed theirs (a miss is reported, not fatal).
  */
-import { cpus as cpus_ } from "node:os";
+import { cpus as cpus_, loadavg } from "node:os";
 
 export interface Row {
   /** What was measured, e.g. "publish, awaited one by one (5,000 events)". */
@@ -52,11 +52,12 @@ export function printTable(title: string, rows: readonly Row[]): void {
   console.log(renderTable(title, rows));
 }
 
-/** Describes the machine and the server, for the top of a report. */
+/** Describes the machine, its load (other work skews every figure) and the server, for a report. */
 export function environment(serverVersion?: string): string {
   const cpus = cpus_();
   return (
     `node ${process.version}, ${process.platform}/${process.arch}, ${cpus.length} x ${cpus[0]?.model.trim() ?? "cpu"}` +
-    (serverVersion ? `, nats-server ${serverVersion}` : "")
+    (serverVersion ? `, nats-server ${serverVersion}` : "") +
+    `, load average ${loadavg()[0]!.toFixed(2)}`
   );
 }
