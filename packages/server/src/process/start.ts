@@ -30,7 +30,7 @@ export async function startWorker<T>(
   const resolved = resolveProcessOptions(options, (cursor) => runtime.cursorSequence(cursor));
   const filterSubject = runtime.filterFor(resolved.tenantId);
   try {
-    const { js, jsm } = await runtime.ready();
+    const { nc, js, jsm } = await runtime.ready();
     const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
     const info = await ensureConsumer(
@@ -55,6 +55,7 @@ export async function startWorker<T>(
     ]);
     return new ProcessWorker<T>({
       runtime,
+      nc,
       js,
       jsm,
       options: resolved,

@@ -4,6 +4,7 @@
  * dead-letters after `maxAttempts`, and drains on `stop()`.
  */
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { TidemarkEvent } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, Worker } from "../core/types.js";
@@ -19,6 +20,7 @@ const PREFETCH_BUDGET_MS = 100;
 const MAX_PREFETCH = 256;
 /** Batch of the redrive source's pulls (redriven letters are rare). */
 const REDRIVE_BATCH = 16;
+const REDRIVE_POLL_MS = 100;
 
 /** Where a held message came from. */
 export type SourceKind = "events" | "redrive";
@@ -30,6 +32,7 @@ interface Held {
 
 export interface WorkerContext<T> {
   runtime: TopicRuntime;
+  nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
   options: ResolvedProcessOptions;
@@ -148,8 +151,12 @@ export class ProcessWorker<T> implements Worker {
 
   private async pullRedrive(): Promise<void> {
     while (this.running) {
-      const batch = Math.min(this.ctx.options.concurrency, REDRIVE_BATCH);
-      await this.pull(this.ctx.redrive, "redrive", batch);
+      // Redriven letters share the window with events; a full window waits (rare: poll).
+      if (this.held.size >= this.ctx.options.concurrency + this.prefetch()) {
+        await this.waitForChange(REDRIVE_POLL_MS);
+        continue;
+      }
+      await this.pull(this.ctx.redrive, "redrive", Math.min(this.ctx.options.concurrency, REDRIVE_BATCH));
     }
   }
 
@@ -169,6 +176,11 @@ export class ProcessWorker<T> implements Worker {
         this.accept({ msg, source });
       }
     } catch {
+      // The Sync was closed under a running worker: nothing can be fetched or acked any more.
+      if (this.ctx.nc.isClosed()) {
+        void this.stop();
+        return;
+      }
       // Broker away, consumer or stream deleted: try again shortly, until stopped.
       if (this.running) await this.sleepWhileRunning(PULL_RETRY_MS);
     } finally {

@@ -18,6 +18,8 @@ export interface ChildConfig {
   hangAfter?: number;
   /** Event data (numbers) with `data % mod === rem` always fail. */
   failWhen?: { mod: number; rem: number };
+  /** Close the Sync right after start without stopping the worker, and let the process end. */
+  closeWithoutStop?: boolean;
   /** Probability that a handler throws. */
   failRate?: number;
 }
@@ -42,8 +44,13 @@ const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "done", seq: e.streamSequence, attempt: e.attempt, data: e.data });
 });
 out({ type: "ready", pid: process.pid });
-// The test process holds our stdin: when it goes away, so do we.
-process.stdin.resume().on("end", () => process.exit(1));
+if (cfg.closeWithoutStop) {
+  await sync.close();
+  out({ type: "closed" });
+} else {
+  // The test process holds our stdin: when it goes away, so do we.
+  process.stdin.resume().on("end", () => process.exit(1));
+}
 process.on("SIGTERM", () => {
   void worker
     .stop()

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { ChildConfig } from "./child-worker.js";
 
 export interface ChildLine {
-  type: "ready" | "start" | "done" | "fail";
+  type: "ready" | "start" | "done" | "fail" | "closed";
   seq?: number;
   attempt?: number;
   data?: unknown;
@@ -18,6 +18,8 @@ export interface ChildWorker {
   /** Resolves with the first line (seen or future) that matches. */
   waitFor(match: (line: ChildLine) => boolean, timeoutMs?: number): Promise<ChildLine>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves when the process has exited by itself. */
+  readonly exited: Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -79,7 +81,7 @@ export async function spawnWorker(cfg: ChildConfig): Promise<ChildWorker> {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  const handle: ChildWorker = { lines, process: child, waitFor, kill, [Symbol.asyncDispose]: () => kill("SIGKILL") };
+  const handle: ChildWorker = { lines, process: child, waitFor, kill, exited, [Symbol.asyncDispose]: () => kill("SIGKILL") };
   await waitFor((l) => l.type === "ready", 30_000);
   return handle;
 }

@@ -70,4 +70,13 @@ describe("process across processes", () => {
     const [letter] = await letters();
     expect(letter).toMatchObject({ attempts: 1, error: { name: "AttemptsExhausted" }, event: { eventId: receipt.eventId, data: 1 } });
   });
+
+  it("process - a process whose Sync is closed under a running worker can still exit", async () => {
+    const sync = fx.sync();
+    const options: ProcessOptions = { consumer: "orphan", start: "earliest", delivery: { maxAttempts: 1, backoffMs: [] } };
+    await using child = await spawnWorker({ url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, closeWithoutStop: true });
+    await child.waitFor((l) => l.type === "closed");
+    const exited = await Promise.race([child.exited.then(() => true), sleep(8_000).then(() => false)]);
+    expect(exited).toBe(true);
+  });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProcessEvent } from "../../src/index.js";
+import { jetstream } from "@nats-io/jetstream";
+import { runtimeOf } from "../../src/core/topic.js";
 import { collect, consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();
@@ -86,5 +88,20 @@ describe("process retries", () => {
     expect(byData.get(3)?.error).toEqual({ name: "NonError", message: "42" });
     expect(byData.get(4)?.error).toEqual({ name: "NonError", message: "bare" });
     expect([...byData.values()].every((l) => l.attempts === 1)).toBe(true);
+  });
+
+  it("process - a message published around Tidemark (not an envelope) is dead-lettered raw instead of stalling the consumer", async () => {
+    const topic = fx.topic<string>();
+    await topic.head(); // provisions
+    await jetstream(fx.nc).publish(runtimeOf(topic).subjectFor(undefined), "not json");
+    await topic.publish({ data: "fine" });
+    const seen: string[] = [];
+    const worker = await topic.process({ consumer: "raw", start: "earliest", delivery: { maxAttempts: 3, backoffMs: [] } }, (e) => void seen.push(e.data));
+    const letters = () => collect(topic.deadLetters({ consumer: "raw" }).replay());
+    await until(async () => seen.length === 1 && (await letters()).length === 1, 10_000, "the letter and the event");
+    await worker.stop();
+    expect(seen).toEqual(["fine"]);
+    const [letter] = await letters();
+    expect(letter).toMatchObject({ attempts: 1, error: { name: "InvalidArgumentError" }, event: { streamSequence: 1, data: "not json" } });
   });
 });
