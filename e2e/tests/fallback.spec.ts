@@ -8,7 +8,7 @@ test("fallback - without SharedWorker a leader tab holds the one socket for all"
   const tabs = await openTabs(context, server.url, 3);
   await expectConnections(server, 1);
   const transports = await Promise.all(tabs.map((t) => t.getByTestId("transport").textContent()));
-  expect(transports.sort()).toEqual(["follower", "follower", "leader"]);
+  expect([...transports].sort()).toEqual(["follower", "follower", "leader"]);
   for (const tab of tabs) await expect(tab.getByTestId("tab-count")).toHaveText("3 tabs share 1 connection");
 
   await server.publish("acme", "to all", 3);
@@ -16,7 +16,7 @@ test("fallback - without SharedWorker a leader tab holds the one socket for all"
   for (const tab of tabs) await expectShown(tab, ids);
 
   // The leader goes away: another tab takes over, still one socket, nothing lost or doubled.
-  const leader = tabs[transports.indexOf("leader")] ?? tabs.find(async (t) => (await t.getByTestId("transport").textContent()) === "leader")!;
+  const leader = tabs[transports.indexOf("leader")]!;
   const rest = tabs.filter((t) => t !== leader);
   await leader.close();
   await server.publish("acme", "after the leader left", 2);

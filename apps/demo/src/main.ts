@@ -33,6 +33,8 @@ const client = createClient({
   },
   worker: () => new SharedWorker(new URL("./tidemark.worker.ts", import.meta.url), { type: "module", name: "tidemark-demo" }),
   reconnect: { baseMs: 250, maxMs: 3_000 },
+  // ?transport=direct|leader forces a fallback (benchmark baseline, debugging).
+  transport: (params.get("transport") ?? "auto") as "auto" | "shared-worker" | "leader" | "direct",
   historyLimit: 500,
 });
 
@@ -93,14 +95,18 @@ function renderItem(item: FeedItem<Note>): HTMLLIElement {
   return li;
 }
 
-function renderUnread(): void {
+let unread = 0;
+/** Counts unread events; `restyle` also re-marks every row (after the bell was clicked). */
+function renderUnread(restyle = false): void {
   if (!feed) return;
   const read = lastRead();
-  const unread = feed.items.filter((i) => i.kind === "event" && i.n > read).length;
+  unread = feed.items.reduce((sum, i) => sum + (i.kind === "event" && i.n > read ? 1 : 0), 0);
   unreadEl.textContent = String(unread);
   unreadEl.dataset.zero = String(unread === 0);
-  for (const li of list.querySelectorAll<HTMLLIElement>("li[data-testid=notification]")) {
-    li.classList.toggle("unread", Number(li.dataset.n) > read);
+  if (restyle) {
+    for (const li of list.querySelectorAll<HTMLLIElement>("li[data-testid=notification]")) {
+      li.classList.toggle("unread", Number(li.dataset.n) > read);
+    }
   }
   document.title = unread > 0 ? `(${unread}) Tidemark` : "Tidemark notification centre";
 }
@@ -145,11 +151,11 @@ tenantSelect.addEventListener("change", () => {
 $("#bell").addEventListener("click", () => {
   const max = Math.max(0, ...(feed?.items ?? []).map((i) => i.n));
   localStorage.setItem(readKey(), String(max));
-  renderUnread();
+  renderUnread(true);
 });
 // Reading in one tab clears the badge in the others.
 window.addEventListener("storage", (e) => {
-  if (e.key === readKey()) renderUnread();
+  if (e.key === readKey()) renderUnread(true);
 });
 
 $<HTMLFormElement>("#publish").addEventListener("submit", (e) => {

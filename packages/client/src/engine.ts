@@ -46,6 +46,7 @@ interface Feed {
 }
 
 const TOKEN_TIMEOUT_MS = 10_000;
+const SAVE_DELAY_MS = 100;
 
 /** @internal */
 export class Engine implements EngineApi {
@@ -66,6 +67,8 @@ export class Engine implements EngineApi {
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private saving: Promise<void> = Promise.resolve();
+  private readonly outbox = new Map<Feed, FeedItem[]>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   async attach(
     tab: { id: string; focused: boolean },
@@ -110,6 +113,7 @@ export class Engine implements EngineApi {
     feed.members.add(member);
     await feed.loaded;
     if (!feed.members.has(member)) return;
+    this.flushOutbox();
     member.ready = true;
     this.send(tab, { type: "snapshot", sub: request.id, items: feed.log!.items.slice(), caughtUp: feed.caughtUp });
     if (feed.refused) this.send(tab, { type: "sub_error", sub: request.id, error: feed.refused });
@@ -313,6 +317,8 @@ export class Engine implements EngineApi {
       case "caught_up": {
         const feed = this.wire.get(frame.id);
         if (!feed) return;
+        // Items before the status they lead to.
+        this.flushOutbox();
         feed.caughtUp = true;
         if (feed.request.mode === "hub" && feed.log && frame.cursor) {
           // A watermark: keeps an idle tenant's cursor ahead of retention.
@@ -381,13 +387,30 @@ export class Engine implements EngineApi {
 
   // ---- delivery, effects, status ----
 
+  /**
+   * Queues items for the feed's tabs. Frames that arrive together (a replay, a burst) go out as
+   * one message per tab: a postMessage per event per tab costs more than the event itself.
+   */
   private deliver(feed: Feed, items: FeedItem[]): void {
-    const effectTab = this.effectTab(feed);
-    for (const m of feed.members) {
-      if (!m.ready) continue;
-      this.send(m.tab, { type: "items", sub: m.subId, items, effects: m.tab === effectTab && m.effects });
-    }
+    const queued = this.outbox.get(feed);
+    if (queued) queued.push(...items);
+    else this.outbox.set(feed, items.slice());
     this.markDirty(feed);
+    this.flushTimer ??= setTimeout(() => this.flushOutbox(), 0);
+  }
+
+  private flushOutbox(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batches = [...this.outbox];
+    this.outbox.clear();
+    for (const [feed, items] of batches) {
+      const effectTab = this.effectTab(feed);
+      for (const m of feed.members) {
+        if (!m.ready) continue;
+        this.send(m.tab, { type: "items", sub: m.subId, items, effects: m.tab === effectTab && m.effects });
+      }
+    }
   }
 
   /** The focused tab if one shows the feed, else the longest-attached one. */
@@ -491,7 +514,9 @@ export class Engine implements EngineApi {
   private markDirty(feed: Feed): void {
     if (feed.request.mode !== "hub") return;
     feed.dirty = true;
-    this.scheduleSave(25);
+    // Each save writes the feed's whole record; a burst is saved a few times, not per event.
+    // What a crash loses here is re-fetched from the cursor saved before.
+    this.scheduleSave(SAVE_DELAY_MS);
   }
 
   private scheduleSave(ms: number): void {

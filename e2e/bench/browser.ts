@@ -1,0 +1,140 @@
+/**
+ * The browser benchmark's measuring part (it lives in the e2e package, which has Playwright);
+ * `bench/browser.bench.ts` runs it and prints the table. See that file for what is measured.
+ */
+import { execFileSync } from "node:child_process";
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "@playwright/test";
+import { DemoServer, demoDir } from "../lib/demo-server.js";
+import { chromiumLaunch } from "../lib/browser.js";
+
+export const TABS = 10;
+export const EVENTS = 1_000;
+
+export interface Sample {
+  /** Time the server took to publish the 1,000 events (the floor of renderMs). */
+  publishMs: number;
+  connections: number;
+  renderMs: number;
+  tabsHeapMb: number;
+  workerHeapMb: number | undefined;
+}
+
+async function heapMb(session: CDPSession): Promise<number> {
+  await session.send("HeapProfiler.collectGarbage");
+  const { usedSize } = (await session.send("Runtime.getHeapUsage")) as { usedSize: number };
+  return usedSize / 2 ** 20;
+}
+
+/** The SharedWorker's heap, through the browser-level CDP session (Playwright has no SharedWorker API). */
+async function sharedWorkerHeapMb(b: Browser): Promise<number | undefined> {
+  const cdp = await b.newBrowserCDPSession();
+  try {
+    const { targetInfos } = (await cdp.send("Target.getTargets")) as { targetInfos: { targetId: string; type: string }[] };
+    const worker = targetInfos.find((t) => t.type === "shared_worker");
+    if (!worker) return undefined;
+    const { sessionId } = (await cdp.send("Target.attachToTarget", { targetId: worker.targetId, flatten: false })) as { sessionId: string };
+    let nextId = 0;
+    const call = (method: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const id = ++nextId;
+        const onMessage = (e: { sessionId: string; message: string }) => {
+          const msg = JSON.parse(e.message) as { id?: number; result?: Record<string, unknown> };
+          if (e.sessionId === sessionId && msg.id === id) {
+            cdp.off("Target.receivedMessageFromTarget", onMessage);
+            resolve(msg.result ?? {});
+          }
+        };
+        cdp.on("Target.receivedMessageFromTarget", onMessage);
+        void cdp.send("Target.sendMessageToTarget", { sessionId, message: JSON.stringify({ id, method }) });
+      });
+    await call("HeapProfiler.collectGarbage");
+    const usage = await call("Runtime.getHeapUsage");
+    await cdp.send("Target.detachFromTarget", { sessionId });
+    return Number(usage.usedSize) / 2 ** 20;
+  } finally {
+    await cdp.detach();
+  }
+}
+
+async function run(browser: Browser, server: DemoServer, transport: "auto" | "direct", round: number): Promise<Sample> {
+  const context: BrowserContext = await browser.newContext();
+  // A tenant per run: every run starts with an empty feed.
+  const tenant = round % 2 === 0 ? "acme" : "globex";
+  try {
+    const pages: Page[] = [];
+    for (let i = 0; i < TABS; i++) {
+      const page = await context.newPage();
+      await page.goto(`${server.url}/?tenant=${tenant}&transport=${transport}`);
+      pages.push(page);
+    }
+    for (const page of pages) await page.getByTestId("connection-status").filter({ hasText: "live" }).waitFor({ timeout: 30_000 });
+    await waitFor(async () => (await server.connections()) === (transport === "auto" ? 1 : TABS), 15_000);
+    const connections = await server.connections();
+    // Each tab counts the events it rendered and notes when the last one arrived.
+    await Promise.all(
+      pages.map((page) =>
+        page.evaluate((events: number) => {
+          const w = window as unknown as { tidemark: { feed(): { onItems(l: (items: unknown[], i: { history: boolean }) => void): void } }; done: Promise<number> };
+          w.done = new Promise<number>((resolve) => {
+            let seen = 0;
+            w.tidemark.feed().onItems((items, info) => {
+              if (info.history) return;
+              seen += items.length;
+              if (seen >= events) requestAnimationFrame(() => resolve(Date.now()));
+            });
+          });
+        }, EVENTS),
+      ),
+    );
+    const start = Date.now();
+    const published = await server.publish(tenant, `bench ${round}`, EVENTS);
+    const publishMs = Date.now() - start;
+    if (published.status !== 200) throw new Error(`publish failed: ${JSON.stringify(published.body)}`);
+    const ends = await Promise.all(pages.map((page) => page.evaluate(() => (window as unknown as { done: Promise<number> }).done)));
+    const renderMs = Math.max(...ends) - start;
+    let tabsHeapMb = 0;
+    for (const page of pages) {
+      const session = await context.newCDPSession(page);
+      tabsHeapMb += await heapMb(session);
+      await session.detach();
+    }
+    const workerHeapMb = transport === "auto" ? await sharedWorkerHeapMb(browser) : undefined;
+    return { publishMs, connections, renderMs, tabsHeapMb, workerHeapMb };
+  } finally {
+    await context.close();
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Runs warm-up plus `rounds` alternating rounds of each side against a fresh demo server. */
+export async function measure(rounds: number): Promise<{ subject: Sample[]; baseline: Sample[]; chromium: string }> {
+  execFileSync("pnpm", ["exec", "vite", "build", "--logLevel", "warn"], { cwd: demoDir, stdio: "inherit" });
+  const server = await DemoServer.start();
+  const browser = await chromium.launch(chromiumLaunch);
+  const subject: Sample[] = [];
+  const baseline: Sample[] = [];
+  try {
+    await run(browser, server, "auto", 0); // warm-up: JIT, assets in the HTTP cache, hubs on the server
+    for (let round = 1; round <= rounds; round++) {
+      // Alternate which side goes first, so drift in the machine hits both alike.
+      if (round % 2 === 1) {
+        subject.push(await run(browser, server, "auto", round));
+        baseline.push(await run(browser, server, "direct", round));
+      } else {
+        baseline.push(await run(browser, server, "direct", round));
+        subject.push(await run(browser, server, "auto", round));
+      }
+    }
+    return { subject, baseline, chromium: browser.version() };
+  } finally {
+    await browser.close();
+    await server.dispose();
+  }
+}
