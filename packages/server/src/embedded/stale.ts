@@ -2,12 +2,18 @@
 import { readFileSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
+// A zombie still answers kill(pid, 0) but holds no ports or files; its parent may never reap
+// it (a hung parent, an init that does not wait), so waiting for it to vanish could hang.
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return process.platform !== "linux";
   }
 }
 
