@@ -83,6 +83,42 @@ describe("embedded nats-server stale process", () => {
     }
   });
 
+  it("embedded - a stale nats-server whose parent never reaps it (a zombie once stopped) does not hang the next start", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-stale-"));
+    const natsDir = join(dataDir, "nats");
+    let parent: number | undefined;
+    try {
+      mkdirSync(natsDir, { recursive: true });
+      const conf = join(natsDir, "nats.conf");
+      writeFileSync(
+        conf,
+        renderNatsConfig({ dir: natsDir, maxFileStore: 256 * MiB, maxMemoryStore: 64 * MiB, maxPayload: 8 * MiB, websocket: false, monitoring: false }),
+      );
+      // `exec sleep` replaces the shell: the parent of nats-server lives on and never calls wait().
+      parent = await startOrphan(`sh -c '"${findNatsServer()}" -c "${conf}" & exec sleep 60'`);
+      const stalePid = await waitFor("the stale server's pid file", () => {
+        try {
+          return Number(readFileSync(join(natsDir, "nats-server.pid"), "utf8")) || undefined;
+        } catch {
+          return undefined;
+        }
+      });
+      await waitFor("its ports file", () => readdirSync(natsDir).find((n) => n.endsWith(".ports")));
+
+      const started = startEmbeddedNats({ dataDir, websocket: false });
+      const timeout = new Promise<"hung">((r) => setTimeout(() => r("hung"), 20_000).unref());
+      const fresh = await Promise.race([started, timeout]);
+      expect(fresh).not.toBe("hung");
+      if (fresh !== "hung") {
+        expect(alive(stalePid)).toBe(false);
+        await fresh.stop();
+      }
+    } finally {
+      if (parent !== undefined && alive(parent)) process.kill(parent, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("embedded - a pid file naming a process that is not nats-server is discarded, the process left alone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-stale-"));
     const other = await startOrphan("sleep 30");
