@@ -31,7 +31,6 @@ const client = createClient({
     if (!res.ok) throw new Error(`token: HTTP ${res.status}`);
     return ((await res.json()) as { token: string }).token;
   },
-  worker: () => new SharedWorker(new URL("./tidemark.worker.ts", import.meta.url), { type: "module", name: "tidemark-demo" }),
   reconnect: { baseMs: 250, maxMs: 3_000 },
   // ?transport=direct|leader forces a fallback (benchmark baseline, debugging).
   transport: (params.get("transport") ?? "auto") as "auto" | "shared-worker" | "leader" | "direct",

@@ -6,9 +6,7 @@ import { wrap, proxy } from "comlink";
 import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "./backoff.js";
 import { keepErrorCodes } from "./comlink-errors.js";
-import { Engine } from "./engine.js";
 import { TabView } from "./feed-log.js";
-import { joinElection } from "./leader.js";
 import type { Status } from "./state.js";
 import type { EngineApi, EngineConfig, EngineStats, FeedItem, FeedSpec, OpenRequest, TabMessage } from "./types.js";
 
@@ -219,13 +217,17 @@ class TabClient implements Client {
       worker.port.start();
       this.use(wrap<EngineApi>(worker.port) as unknown as EngineApi, "shared-worker");
     } else if (mode === "leader" || (mode === "auto" && canLead)) {
-      const election = joinElection(this.name, this.tabId, {
-        onEngine: (engine, role) => this.use(engine, role),
-        onPush: (message) => this.receive(message),
+      // The engine only ships to tabs that need it: a separate chunk for bundlers.
+      void import("./leader.js").then(({ joinElection }) => {
+        if (this.closed) return;
+        const election = joinElection(this.name, this.tabId, {
+          onEngine: (engine, role) => this.use(engine, role),
+          onPush: (message) => this.receive(message),
+        });
+        this.cleanups.push(() => election.leave());
       });
-      this.cleanups.push(() => election.leave());
     } else {
-      this.use(new Engine(), "direct");
+      void import("./engine.js").then(({ Engine }) => this.closed || this.use(new Engine(), "direct"));
     }
     this.watchPage();
   }
