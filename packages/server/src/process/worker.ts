@@ -207,10 +207,46 @@ export class ProcessWorker<T> implements Worker {
     }
   }
 
+  /** Handles one delivery from start to verdict, in one async frame (this is the hot path). */
   private async settle(h: Held): Promise<void> {
     try {
-      const pending = this.run(h);
-      if (pending) await pending;
+      const { maxAttempts, backoffMs } = this.ctx.options.declaration;
+      const attempt = h.msg.info.deliveryCount;
+      let event: ProcessEvent<T>;
+      try {
+        // The event is ours (decoded for this delivery): the attempt is added in place.
+        event = this.decode(h) as ProcessEvent<T>;
+      } catch (err) {
+        // Not an event (published around Tidemark): keep it, raw, in the dead-letter stream.
+        await this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
+        return;
+      }
+      if (attempt > maxAttempts) {
+        // The last attempt ended without a verdict (its worker died, or the term was lost).
+        await this.deadLetter(h, event, attempt - 1, {
+          name: "AttemptsExhausted",
+          message: `attempt ${attempt - 1} of ${maxAttempts} did not finish: its worker stopped or crashed before acknowledging`,
+        });
+        return;
+      }
+      event.attempt = attempt;
+      const started = performance.now();
+      let failure: { error: unknown } | undefined;
+      try {
+        await this.ctx.handler(event);
+      } catch (error) {
+        failure = { error };
+      }
+      const took = performance.now() - started;
+      this.avgHandlerMs = Number.isNaN(this.avgHandlerMs) ? took : this.avgHandlerMs * 0.9 + took * 0.1;
+      if (!failure) {
+        if (h.source === "redrive") await this.removeRedriven(h.msg);
+        h.msg.ack();
+      } else if (attempt < maxAttempts) {
+        h.msg.nak(retryDelay(backoffMs, attempt));
+      } else {
+        await this.deadLetter(h, event, attempt, describeError(failure.error));
+      }
     } finally {
       this.inFlight--;
       this.held.delete(h);
@@ -218,52 +254,6 @@ export class ProcessWorker<T> implements Worker {
       // Wake the pull loop only when it has something to do: a refill is due, or a drain ended.
       if (this.waiters.size > 0 && (this.held.size === 0 || !this.running || this.refillDue())) this.notify();
     }
-  }
-
-  /** Handles one delivery; returns a promise only when there is something to wait for. */
-  private run(h: Held): Promise<void> | undefined {
-    const { maxAttempts } = this.ctx.options.declaration;
-    const attempt = h.msg.info.deliveryCount;
-    let event: TidemarkEvent<T>;
-    try {
-      event = this.decode(h);
-    } catch (err) {
-      // Not an event (published around Tidemark): keep it, raw, in the dead-letter stream.
-      return this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
-    }
-    if (attempt > maxAttempts) {
-      // The last attempt ended without a verdict (its worker died, or the term was lost).
-      return this.deadLetter(h, event, attempt - 1, {
-        name: "AttemptsExhausted",
-        message: `attempt ${attempt - 1} of ${maxAttempts} did not finish: its worker stopped or crashed before acknowledging`,
-      });
-    }
-    // The event is ours (decoded for this delivery): add the attempt in place, no copy.
-    (event as ProcessEvent<T>).attempt = attempt;
-    return this.handle(h, event as ProcessEvent<T>);
-  }
-
-  private async handle(h: Held, event: ProcessEvent<T>): Promise<void> {
-    const { maxAttempts, backoffMs } = this.ctx.options.declaration;
-    const started = performance.now();
-    let failure: { error: unknown } | undefined;
-    try {
-      await this.ctx.handler(event);
-    } catch (error) {
-      failure = { error };
-    }
-    const took = performance.now() - started;
-    this.avgHandlerMs = Number.isNaN(this.avgHandlerMs) ? took : this.avgHandlerMs * 0.9 + took * 0.1;
-    if (!failure) {
-      if (h.source === "redrive") await this.removeRedriven(h.msg);
-      h.msg.ack();
-      return;
-    }
-    if (event.attempt < maxAttempts) {
-      h.msg.nak(retryDelay(backoffMs, event.attempt));
-      return;
-    }
-    await this.deadLetter(h, event, event.attempt, describeError(failure.error));
   }
 
   private decode(h: Held): TidemarkEvent<T> {
