@@ -118,6 +118,12 @@ export class DemoServer {
     return ((await res.json()) as { connections: number }).connections;
   }
 
+  /** Tokens the server handed out via /api/token. */
+  async tokens(): Promise<number> {
+    const res = await fetch(`${this.url}/api/stats`);
+    return ((await res.json()) as { tokens: number }).tokens;
+  }
+
   /** Event ids the broker retains for the tenant, in stream order. */
   async retainedIds(tenantId: string): Promise<string[]> {
     const res = await fetch(`${this.url}/api/events?tenantId=${encodeURIComponent(tenantId)}`);

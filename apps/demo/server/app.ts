@@ -30,9 +30,14 @@ export function createDemoApp(options: DemoAppOptions): Hono {
   const { topic } = options;
   const app = new Hono();
 
-  app.get("/api/token", (c) => c.json({ token: tokenFor(DEMO_USER) }));
+  // Tokens handed out: the client asks once per browser profile, not once per tab.
+  let tokens = 0;
+  app.get("/api/token", (c) => {
+    tokens++;
+    return c.json({ token: tokenFor(DEMO_USER) });
+  });
 
-  app.get("/api/stats", (c) => c.json({ connections: options.connections() }));
+  app.get("/api/stats", (c) => c.json({ connections: options.connections(), tokens }));
 
   // What the broker still retains for a tenant: the ground truth the e2e tests compare with.
   app.get("/api/events", async (c) => {

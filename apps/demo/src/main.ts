@@ -35,6 +35,8 @@ const client = createClient({
   // ?transport=direct|leader forces a fallback (benchmark baseline, debugging).
   transport: (params.get("transport") ?? "auto") as "auto" | "shared-worker" | "leader" | "direct",
   historyLimit: 500,
+  // Tests shorten how long a silent (crashed) tab keeps its place.
+  ...(params.has("tabTimeoutMs") ? { tabTimeoutMs: Number(params.get("tabTimeoutMs")), heartbeatMs: 500 } : {}),
 });
 
 // ---- connection status and "N tabs share 1 connection" ----
