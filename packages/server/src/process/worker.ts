@@ -67,11 +67,6 @@ export class ProcessWorker<T> implements Worker {
     this.loops = [this.pullEvents(), this.pullRedrive()];
   }
 
-  /** Events the worker holds: queued and running. */
-  get heldCount(): number {
-    return this.held.size;
-  }
-
   stop(): Promise<void> {
     this.stopping ??= this.drain();
     return this.stopping;
