@@ -211,11 +211,7 @@ class TabClient implements Client {
     const canShare = typeof SharedWorker !== "undefined" && this.options.worker !== false;
     const canLead = typeof BroadcastChannel !== "undefined" && typeof navigator !== "undefined" && navigator.locks !== undefined;
     if (mode === "shared-worker" || (mode === "auto" && canShare)) {
-      const worker = this.options.worker
-        ? this.options.worker()
-        : new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: this.name });
-      worker.port.start();
-      this.use(wrap<EngineApi>(worker.port) as unknown as EngineApi, "shared-worker");
+      this.connectWorker();
     } else if (mode === "leader" || (mode === "auto" && canLead)) {
       // The engine only ships to tabs that need it: a separate chunk for bundlers.
       void import("./leader.js").then(({ joinElection }) => {
@@ -230,6 +226,15 @@ class TabClient implements Client {
       void import("./engine.js").then(({ Engine }) => this.closed || this.use(new Engine(), "direct"));
     }
     this.watchPage();
+  }
+
+  /** (Re)connects to the profile's SharedWorker; the browser hands back the running one if any. */
+  private connectWorker(): void {
+    const worker = this.options.worker
+      ? this.options.worker()
+      : new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: this.name });
+    worker.port.start();
+    this.use(wrap<EngineApi>(worker.port) as unknown as EngineApi, "shared-worker");
   }
 
   private use(engine: EngineApi, transport: Transport): void {
@@ -261,16 +266,29 @@ class TabClient implements Client {
   }
 
   private watchPage(): void {
+    const every = this.options.heartbeatMs ?? 5_000;
+    let misses = 0;
     const beat = setInterval(() => {
       const engine = this.engine;
       if (!engine) return;
+      let answered = false;
       engine.heartbeat(this.tabId).then(
         (known) => {
+          answered = true;
+          misses = 0;
           if (!known && engine === this.engine) void this.attach();
         },
         () => undefined,
       );
-    }, this.options.heartbeatMs ?? 5_000);
+      // A worker that crashed answers nothing, ever: after three silent beats, connect again.
+      setTimeout(() => {
+        if (answered || engine !== this.engine) return;
+        if (++misses >= 3 && this.state.transport === "shared-worker") {
+          misses = 0;
+          this.connectWorker();
+        }
+      }, every);
+    }, every);
     this.cleanups.push(() => clearInterval(beat));
     if (typeof window === "undefined") return;
     const on = <K extends keyof WindowEventMap>(target: Window | Document, type: K | "visibilitychange", fn: (e: Event) => void) => {
