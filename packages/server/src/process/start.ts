@@ -30,7 +30,7 @@ export async function startWorker<T>(
   const resolved = resolveProcessOptions(options, (cursor) => runtime.cursorSequence(cursor));
   const filterSubject = runtime.filterFor(resolved.tenantId);
   try {
-    const { nc, js, jsm } = await runtime.ready();
+    const { nc, js, jsm, incarnation } = await runtime.ready();
     const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
     const info = await ensureConsumer(
@@ -57,6 +57,7 @@ export async function startWorker<T>(
       runtime,
       nc,
       js,
+      incarnation,
       jsm,
       options: resolved,
       events,

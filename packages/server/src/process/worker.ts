@@ -5,7 +5,7 @@
  */
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { TidemarkEvent } from "@tidemark/shared";
+import { eventIdFor, type TidemarkEvent } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, Worker } from "../core/types.js";
 import { decodeDeadLetterRecord, describeError, encodeDeadLetter, type DeadLetterRecord } from "./dead-letter.js";
@@ -38,6 +38,8 @@ export interface WorkerContext<T> {
   options: ResolvedProcessOptions;
   events: Consumer;
   redrive: Consumer;
+  /** Incarnation of the event stream, for event ids. */
+  incarnation: string;
   /** Dedupe key part that changes when the consumer is re-created (its creation time). */
   consumerEpoch: string;
   handler: (event: ProcessEvent<T>) => Promise<void> | void;
@@ -76,8 +78,11 @@ export class ProcessWorker<T> implements Worker {
     this.running = false;
     for (const f of this.fetches) f.stop();
     this.notify();
-    const idle = new Promise<void>((resolve) => {
-      const check = () => (this.held.size === 0 ? resolve() : setTimeout(check, 10));
+    let settled = false;
+    const idle = new Promise<"idle">((resolve) => {
+      // Polls until idle or until the grace is over (a handler that never returns must not
+      // keep a timer, and with it the process, alive).
+      const check = () => (this.held.size === 0 ? resolve("idle") : !settled && setTimeout(check, 10));
       check();
     });
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -85,6 +90,7 @@ export class ProcessWorker<T> implements Worker {
       timer = setTimeout(() => resolve("timeout"), this.ctx.options.stopGraceMs);
     });
     const outcome = await Promise.race([idle, grace]);
+    settled = true;
     clearTimeout(timer);
     if (outcome === "timeout") {
       // Never started: hand back at once (counts as a delivery). Still running: their lease
@@ -260,7 +266,7 @@ export class ProcessWorker<T> implements Worker {
 
   private rawEvent(msg: JsMsg): TidemarkEvent<T> {
     return {
-      eventId: `raw-${msg.seq}`,
+      eventId: eventIdFor(this.ctx.incarnation, msg.seq),
       cursor: this.ctx.runtime.cursorAt(msg.seq),
       streamSequence: msg.seq,
       data: msg.string() as T,

@@ -20,6 +20,8 @@ export interface ChildConfig {
   failWhen?: { mod: number; rem: number };
   /** Close the Sync right after start without stopping the worker, and let the process end. */
   closeWithoutStop?: boolean;
+  /** After this many handler starts, stop the worker, close the Sync, and let the process end. */
+  stopAfter?: number;
   /** Probability that a handler throws. */
   failRate?: number;
 }
@@ -32,6 +34,12 @@ let starts = 0;
 const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "start", seq: e.streamSequence, attempt: e.attempt, data: e.data });
   starts++;
+  if (starts === cfg.stopAfter) {
+    void worker.stop().then(async () => {
+      await sync.close();
+      out({ type: "closed" });
+    });
+  }
   if (cfg.hangOn?.includes(e.data) || (cfg.hangAfter !== undefined && starts > cfg.hangAfter)) {
     await new Promise(() => undefined);
   }
@@ -44,7 +52,9 @@ const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "done", seq: e.streamSequence, attempt: e.attempt, data: e.data });
 });
 out({ type: "ready", pid: process.pid });
-if (cfg.closeWithoutStop) {
+if (cfg.stopAfter !== undefined) {
+  // Nothing holds the process but the worker.
+} else if (cfg.closeWithoutStop) {
   await sync.close();
   out({ type: "closed" });
 } else {
