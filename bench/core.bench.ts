@@ -14,9 +14,9 @@ import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type 
 import { createSync, type Topic } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
 import { compare } from "./lib/measure.js";
-import { environment, missed, printTable, type Row } from "./lib/table.js";
+import { comparisonRow, environment, missed, printTable, type Row } from "./lib/table.js";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SEQUENTIAL = 5_000;
 const IN_FLIGHT = 1_000;
 const IN_FLIGHT_TOTAL = 20_000;
@@ -185,12 +185,13 @@ try {
   };
 
   console.log(`end: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
+  const n0 = (x: number) => x.toLocaleString("en-US");
   const rows: Row[] = [
-    { name: `(a) publish, awaited one by one (${SEQUENTIAL.toLocaleString("en-US")})`, subject: sequential.subject, baseline: sequential.baseline, target: 0.85 },
-    { name: `(b) publish, ${IN_FLIGHT.toLocaleString("en-US")} in flight (${IN_FLIGHT_TOTAL.toLocaleString("en-US")})`, subject: inFlight.subject, baseline: inFlight.baseline, target: 0.85 },
-    { name: `(c) replay, whole topic (${REPLAY.toLocaleString("en-US")})`, subject: replay.subject, baseline: replay.baseline, target: 0.8 },
-    { name: `(d) replay, 1 tenant of ${TENANTS} (${perTenant.toLocaleString("en-US")} of ${REPLAY.toLocaleString("en-US")})`, subject: tenant.subject, baseline: tenant.baseline },
-    { name: "(e) replay of the newest event only", subject: single.subject, baseline: single.baseline, unit: "replays/s" },
+    comparisonRow(`(a) publish, awaited one by one (${n0(SEQUENTIAL)})`, sequential, { target: 0.85 }),
+    comparisonRow(`(b) publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlight, { target: 0.85 }),
+    comparisonRow(`(c) replay, whole topic (${n0(REPLAY)})`, replay, { target: 0.8 }),
+    comparisonRow(`(d) replay, 1 tenant of ${TENANTS} (${n0(perTenant)} of ${n0(REPLAY)})`, tenant),
+    comparisonRow("(e) replay of the newest event only", single, { unit: "replays/s" }),
   ];
   printTable("Topic core vs raw @nats-io/jetstream", rows);
   console.log("JetStream API requests of one run (tidemark | raw):");

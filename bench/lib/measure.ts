@@ -15,12 +15,27 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** Runs `fn` once and returns its rate in operations per second. */
-export async function rate(fn: Runner): Promise<number> {
+/** One timed run: wall-clock rate and this process's CPU time per operation. */
+export interface Sample {
+  /** Operations per second, wall clock. */
+  rate: number;
+  /** Microseconds of CPU (user + system) this process spent per operation: load on the machine barely moves it. */
+  cpuMicros: number;
+}
+
+/** Runs `fn` once and measures it. */
+export async function sample(fn: Runner): Promise<Sample> {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const ops = await fn();
   const ns = Number(process.hrtime.bigint() - start);
-  return ops / (ns / 1e9);
+  const used = process.cpuUsage(cpu);
+  return { rate: ops / (ns / 1e9), cpuMicros: (used.user + used.system) / ops };
+}
+
+/** Runs `fn` once and returns its rate in operations per second. */
+export async function rate(fn: Runner): Promise<number> {
+  return (await sample(fn)).rate;
 }
 
 export interface CompareOptions {
@@ -35,8 +50,10 @@ export interface Comparison {
   subject: number;
   baseline: number;
   ratio: number;
-  /** Every timed rate, in run order, for the curious. */
-  samples: { subject: number[]; baseline: number[] };
+  /** Median client CPU per operation of each side, in microseconds. */
+  cpuMicros: { subject: number; baseline: number };
+  /** Every timed sample, in run order, for the curious. */
+  samples: { subject: Sample[]; baseline: Sample[] };
 }
 
 /**
@@ -49,17 +66,21 @@ export async function compare(subject: Runner, baseline: Runner, options: Compar
     await baseline();
     await subject();
   }
-  const samples = { subject: [] as number[], baseline: [] as number[] };
+  const samples = { subject: [] as Sample[], baseline: [] as Sample[] };
   for (let i = 0; i < rounds; i++) {
     if (i % 2 === 0) {
-      samples.subject.push(await rate(subject));
-      samples.baseline.push(await rate(baseline));
+      samples.subject.push(await sample(subject));
+      samples.baseline.push(await sample(baseline));
     } else {
-      samples.baseline.push(await rate(baseline));
-      samples.subject.push(await rate(subject));
+      samples.baseline.push(await sample(baseline));
+      samples.subject.push(await sample(subject));
     }
   }
-  const s = median(samples.subject);
-  const b = median(samples.baseline);
-  return { subject: s, baseline: b, ratio: s / b, samples };
+  const s = median(samples.subject.map((x) => x.rate));
+  const b = median(samples.baseline.map((x) => x.rate));
+  const cpuMicros = {
+    subject: median(samples.subject.map((x) => x.cpuMicros)),
+    baseline: median(samples.baseline.map((x) => x.cpuMicros)),
+  };
+  return { subject: s, baseline: b, ratio: s / b, cpuMicros, samples };
 }

@@ -3,6 +3,7 @@
  * held to; `failedTargets()` lists rows that missed theirs (a miss is reported, not fatal).
  */
 import { cpus as cpus_, loadavg } from "node:os";
+import type { Comparison } from "./measure.js";
 
 export interface Row {
   /** What was measured, e.g. "publish, awaited one by one (5,000 events)". */
@@ -15,6 +16,13 @@ export interface Row {
   target?: number;
   /** Unit of the rates. @default "events/s" */
   unit?: string;
+  /** Client CPU per operation in microseconds, [subject, baseline] (see `Comparison.cpuMicros`). */
+  cpuMicros?: [number, number];
+}
+
+/** A row from a {@link Comparison}: its median rates and CPU per operation. */
+export function comparisonRow(name: string, c: Comparison, more: Partial<Row> = {}): Row {
+  return { name, subject: c.subject, baseline: c.baseline, cpuMicros: [c.cpuMicros.subject, c.cpuMicros.baseline], ...more };
 }
 
 const fmtRate = (n: number | undefined) => (n === undefined ? "-" : Math.round(n).toLocaleString("en-US"));
@@ -28,7 +36,7 @@ export function missed(r: Row): boolean {
 
 /** Renders rows as a Markdown table (readable in a terminal, pasteable into docs). */
 export function renderTable(title: string, rows: readonly Row[]): string {
-  const header = ["benchmark", "tidemark", "raw NATS", "unit", "ratio", "target"];
+  const header = ["benchmark", "tidemark", "raw NATS", "unit", "ratio", "target", "client CPU µs/op"];
   const body = rows.map((r) => {
     const ratio = ratioOf(r);
     return [
@@ -38,6 +46,7 @@ export function renderTable(title: string, rows: readonly Row[]): string {
       r.unit ?? "events/s",
       ratio === undefined ? "-" : ratio.toFixed(2),
       r.target === undefined ? "-" : `>= ${r.target.toFixed(2)}${missed(r) ? " MISSED" : " ok"}`,
+      r.cpuMicros ? `${r.cpuMicros[0].toFixed(1)} / ${r.cpuMicros[1].toFixed(1)}` : "-",
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
