@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runtimeOf } from "../../src/core/topic.js";
-import type { ProcessOptions } from "../../src/index.js";
+import { ResourceDriftError, type ProcessOptions } from "../../src/index.js";
 import { collect, sleep, until, useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();
@@ -80,5 +80,43 @@ describe("dead letters", () => {
     const ac = new AbortController();
     ac.abort();
     expect(await collect(topic.deadLetters({ consumer: "none" }).replay({ signal: ac.signal }))).toEqual([]);
+  });
+
+  it("deadLetters - while a lowered dead-letter limit is refused, process(), replay() and redrive() fail with ResourceDriftError; once redriven letters are handled it applies", async () => {
+    const KiB = 1024;
+    const sync = fx.sync();
+    const declare = (dlBytes: number, s = sync) =>
+      fx.topic<string>({ id: "mail", maxPayloadBytes: 8 * KiB, retention: { maxAgeMs: 3600_000, maxBytes: 1024 * KiB }, deadLetterRetention: { maxBytes: dlBytes } }, s);
+    const topic = declare(512 * KiB);
+    for (let i = 0; i < 20; i++) await topic.publish({ data: `${i}:${"x".repeat(5 * KiB)}` });
+    let broken = true;
+    const options: ProcessOptions = { consumer: "mailer", start: "earliest", delivery: { maxAttempts: 1, backoffMs: [] } };
+    const worker = await topic.process(options, () => {
+      if (broken) throw new Error("down");
+    });
+    const dl = topic.deadLetters({ consumer: "mailer" });
+    await until(async () => (await collect(dl.replay())).length === 20, 10_000, "20 letters");
+    const dlq = runtimeOf(topic).deadLetterStreamName;
+    expect((await fx.jsm.streams.info(dlq)).state.bytes).toBeGreaterThan(64 * KiB);
+
+    const lowered = declare(64 * KiB, fx.sync(sync.namespace));
+    const drift = async (p: Promise<unknown>) => {
+      const err = await p.then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ResourceDriftError);
+      expect((err as ResourceDriftError).fields).toEqual(["deadLetterRetention.maxBytes"]);
+    };
+    await drift(lowered.process(options, () => undefined));
+    await drift(collect(lowered.deadLetters({ consumer: "mailer" }).replay()));
+    await drift(lowered.deadLetters({ consumer: "mailer" }).redrive());
+    expect((await fx.jsm.streams.info(dlq)).config.max_bytes).toBe(512 * KiB);
+
+    // The running declaration redrives; its worker handles the letters and their copies leave.
+    broken = false;
+    expect(await dl.redrive()).toBe(20);
+    await until(async () => (await fx.jsm.streams.info(dlq)).state.messages === 0, 10_000, "an empty dead-letter stream");
+    await worker.stop();
+    const w = await lowered.process(options, () => undefined);
+    expect((await fx.jsm.streams.info(dlq)).config.max_bytes).toBe(64 * KiB);
+    await w.stop();
   });
 });
