@@ -10,6 +10,9 @@ import type { DeadLetter, DeadLetters } from "../core/types.js";
 import { decodeDeadLetterRecord, encodeDeadLetter, toDeadLetter } from "./dead-letter.js";
 import { assertConsumerName } from "./options.js";
 
+/** Letters handed back at once by `redrive()`. */
+const REDRIVE_WINDOW = 64;
+
 /** Subject on which `consumer`'s redriven letters wait for its workers. */
 export function redriveSubject(runtime: TopicRuntime, consumer: string): string {
   return `${runtime.deadLetterSubject(consumer)}.redrive`;
@@ -35,17 +38,29 @@ class ConsumerDeadLetters<T> implements DeadLetters<T> {
     let redriven = 0;
     try {
       const { js, jsm } = await runtime.ready();
-      for await (const letter of this.replay()) {
+      // Each letter: store its copy on the redrive subject, then (only then) delete it. The
+      // dedupe id makes a redrive that stopped between the two steps safe to run again.
+      const handBack = async (letter: DeadLetter<T>) => {
         const { sequence, ...rest } = letter;
-        void sequence;
-        // The dedupe id makes a redrive that crashed between publish and delete safe to rerun.
         await js.publish(redriveSubject(runtime, consumer), encodeDeadLetter({ v: 1, ...rest }), {
-          msgID: `redrive:${letter.sequence}`,
+          msgID: `redrive:${sequence}`,
           expect: { streamName: runtime.deadLetterStreamName },
         });
-        await jsm.streams.deleteMessage(runtime.deadLetterStreamName, letter.sequence, false);
-        redriven++;
+        await jsm.streams.deleteMessage(runtime.deadLetterStreamName, sequence, false);
+      };
+      let window: DeadLetter<T>[] = [];
+      const flush = async () => {
+        const results = await Promise.allSettled(window.map(handBack));
+        window = [];
+        redriven += results.filter((r) => r.status === "fulfilled").length;
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
+      };
+      for await (const letter of this.replay()) {
+        window.push(letter);
+        if (window.length === REDRIVE_WINDOW) await flush();
       }
+      await flush();
     } catch (err) {
       throw this.runtime.mapError(err);
     }

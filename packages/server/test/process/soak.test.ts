@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProcessOptions, TopicOptions } from "../../src/index.js";
+import { runtimeOf } from "../../src/core/topic.js";
 import { spawnWorker, type ChildWorker } from "./child.js";
 import { collect, consumerInfo, until, useProcessFixture } from "./fixture.js";
 
@@ -58,6 +59,7 @@ describe("process soak", () => {
 
     const letters = await collect(topic.deadLetters({ consumer: "soak" }).replay());
     const lettered = letters.map((l) => l.event.data);
+    console.log(`soak: ${letters.length} dead letters, ${childDone(crashed).length} + ${childDone(replacement).length} handled in the children, ${succeeded.size} here`);
     expect(new Set(lettered).size).toBe(lettered.length);
     for (let n = 0; n < EVENTS; n++) if (poison(n)) expect(lettered).toContain(n);
     const handled = new Set([...succeeded, ...childDone(crashed), ...childDone(replacement)]);
@@ -67,5 +69,17 @@ describe("process soak", () => {
     expect(letters.every((l) => l.consumer === "soak" && l.attempts >= 1)).toBe(true);
     expect(succeeded.size).toBeGreaterThan(0);
     expect(childDone(replacement).length).toBeGreaterThan(0);
+
+    // The fix ships: every letter is redriven and handled once, and the dead letters are gone.
+    const fixed: number[] = [];
+    const after = await topic.process(options, (e) => void fixed.push(e.data));
+    expect(await topic.deadLetters({ consumer: "soak" }).redrive()).toBe(letters.length);
+    try {
+      await until(() => fixed.length >= letters.length, 20_000, "the redriven letters");
+      await until(async () => (await fx.jsm.streams.info(runtimeOf(topic).deadLetterStreamName)).state.messages === 0, 10_000, "an empty dead-letter stream");
+    } finally {
+      await after.stop();
+    }
+    expect(fixed.sort((a, b) => a - b)).toEqual(lettered.sort((a, b) => a - b));
   }, 90_000);
 });
