@@ -37,7 +37,8 @@ export class Connection<P = unknown> {
   expiresAt: number | undefined;
   lastSeen = Date.now();
   readonly #socket: BridgeSocket;
-  readonly #request: Request;
+  /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
+  #request: Request | { url: string; headers: [string, string][] };
   readonly #cookieToken: string | undefined;
   #token: string | undefined;
   #principalKey: string | undefined;
@@ -156,7 +157,9 @@ export class Connection<P = unknown> {
   async #authenticate(token: string | undefined): Promise<P | undefined> {
     if (!token) return undefined;
     try {
-      return (await this.core.options.authenticate(token, this.#request)) ?? undefined;
+      const r = this.#request;
+      const request = r instanceof Request ? r : new Request(r.url, { headers: r.headers });
+      return (await this.core.options.authenticate(token, request)) ?? undefined;
     } catch (err) {
       this.core.log("info", "authenticate threw", { connection: this.id, error: String(err) });
       return undefined;
@@ -194,6 +197,7 @@ export class Connection<P = unknown> {
     this.principal = principal;
     this.expiresAt = (this.core.options.expiresAt ?? defaultExpiresAt)(principal);
     this.state = "open";
+    if (this.#request instanceof Request) this.#request = { url: this.#request.url, headers: [...this.#request.headers] };
     const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.core.limits;
     this.send(
       encode({

@@ -6,14 +6,15 @@
  * const server = await serveBridge(bridge, { port: 8080 });
  * process.on("SIGTERM", () => server.close());
  */
-import { serve, upgradeWebSocket, type ServerType } from "@hono/node-server";
+import { createAdaptorServer, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import { WebSocketServer } from "ws";
 import type { AddressInfo } from "node:net";
 import { createBridge, type Bridge } from "./bridge.js";
+import { handleUpgrades, upgradeWebSocket } from "./node-ws.js";
 import type { BridgeOptions } from "./options.js";
 
-/** `createBridge()` with the Node WebSocket upgrade. */
+/** `createBridge()` with the Node WebSocket upgrade (served by {@link serveBridge}). */
 export function createNodeBridge<P = unknown>(options: Omit<BridgeOptions<P>, "upgradeWebSocket">): Bridge {
   return createBridge<P>({ ...options, upgradeWebSocket });
 }
@@ -27,6 +28,8 @@ export interface ServeBridgeOptions {
   app?: Hono;
   /** Time clients get to leave after `drain` before their sockets are closed. @default 1000 */
   drainGraceMs?: number;
+  /** Listen backlog: reconnect storms open thousands of sockets at once. @default 4096 (the kernel may cap it) */
+  backlog?: number;
 }
 
 /** A listening bridge server. */
@@ -48,11 +51,13 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
   // bridge's limit, which answers with an error frame, so it only stops absurd frames.
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(1024 * 1024, bridge.limits.maxFrameBytes * 4) });
   const app = options.app ?? bridge.app;
-  const { server, port } = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port ?? 8080, hostname, websocket: { server: wss } }, (info: AddressInfo) =>
-      resolve({ server, port: info.port }),
-    );
+  const server = createAdaptorServer({ fetch: app.fetch });
+  handleUpgrades(server as import("node:http").Server, app.fetch, wss);
+  const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
+    (server as import("node:http").Server).listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 4096 }, () =>
+      resolve(((server as import("node:http").Server).address() as AddressInfo).port),
+    );
   });
   let closing: Promise<void> | undefined;
   return {
