@@ -312,6 +312,13 @@ export class Engine implements EngineApi {
         let set = this.hubs.get(frame.hub);
         if (!set) this.hubs.set(frame.hub, (set = new Set()));
         set.add(feed);
+        // A live subscription has nothing to replay: it is at the live edge once it exists
+        // (whether or not the server also sends `caught_up` for it).
+        if (feed.request.mode === "live" && !feed.caughtUp) {
+          feed.caughtUp = true;
+          for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "caught_up", sub: m.subId });
+          this.broadcastStatus();
+        }
         return;
       }
       case "caught_up": {
