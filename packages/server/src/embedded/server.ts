@@ -69,8 +69,13 @@ export class EmbeddedNatsError extends TidemarkError {
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 // Runs nats-server in the background and kills it when stdin reaches EOF, i.e. when the parent
-// exits for any reason (a SIGKILLed parent cannot run cleanup code of its own).
-const WATCHDOG = 'trap "" INT; "$0" -c "$1" & c=$!; cat >/dev/null; kill $c 2>/dev/null; wait $c';
+// exits for any reason (a SIGKILLed parent cannot run cleanup code of its own). The shell
+// itself waits for nats-server, so it exits (and `exited` resolves) when nats-server dies on
+// its own too: a failed start is seen at once. The stdin reader runs in the background on fd 3
+// (a background job's own stdin is /dev/null) and is stopped when nats-server is gone.
+const WATCHDOG =
+  'trap "" INT; exec 3<&0; "$0" -c "$1" 3<&- & c=$!; (cat <&3 >/dev/null; kill $c 2>/dev/null) & w=$!; ' +
+  'exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s';
 
 /** Starts a managed nats-server. */
 export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Promise<EmbeddedNats> {
@@ -109,7 +114,10 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
   });
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
   let gone = false;
-  void exited.then(() => (gone = true));
+  void exited.then(() => {
+    gone = true;
+    child.stdin!.end(); // lets the watchdog's stdin reader finish
+  });
   const logs = () => tail.join("\n");
 
   try {
