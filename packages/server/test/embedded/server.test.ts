@@ -3,9 +3,20 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { connect as tcpConnect } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSync, startEmbeddedNats } from "../../src/index.js";
+import { createSync, EmbeddedNatsError, startEmbeddedNats } from "../../src/index.js";
 import { monitor, uniqueNamespace } from "../harness/nats.js";
-import { firstLine, spawnFixture } from "./fixtures/run.js";
+import { alive, firstLine, spawnFixture } from "./fixtures/run.js";
+
+/** Resolves with `p`'s outcome, or "pending" when it has not settled within `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<{ value: T } | { error: unknown } | "pending"> {
+  return Promise.race([
+    p.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
+    new Promise<"pending">((r) => setTimeout(() => r("pending"), ms).unref()),
+  ]);
+}
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "tidemark-embedded-"));
@@ -76,6 +87,35 @@ describe("embedded nats-server", () => {
       const probe = await firstLine<{ serverId: string; jetstream: string }>(child);
       expect(probe.serverId).toBe(varz.server_id);
       expect(probe.jetstream).toBe("io.nats.jetstream.api.v1.account_info_response");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("embedded - a nats-server that exits during start (port taken) fails the start at once, with its log", async () => {
+    const dirs = [tempDir(), tempDir()];
+    try {
+      await using first = await startEmbeddedNats({ dataDir: dirs[0], websocket: false });
+      // Far below startTimeoutMs: the start must notice the exit, not wait for a ports file.
+      const outcome = await within(startEmbeddedNats({ dataDir: dirs[1], websocket: false, port: first.port, startTimeoutMs: 60_000 }), 20_000);
+      expect(outcome).not.toBe("pending");
+      const error = (outcome as { error?: unknown }).error;
+      expect(error).toBeInstanceOf(EmbeddedNatsError);
+      expect((error as Error).message).toMatch(/exited during start/);
+      expect((error as Error).message).toMatch(/address already in use/);
+      expect(alive(first.pid)).toBe(true);
+    } finally {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it("embedded - exited resolves when nats-server dies on its own", async () => {
+    const dataDir = tempDir();
+    try {
+      const nats = await startEmbeddedNats({ dataDir, websocket: false });
+      process.kill(nats.pid, "SIGKILL");
+      expect(await within(nats.exited, 10_000)).not.toBe("pending");
+      await nats.stop(); // a no-op now, and it does not hang
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
