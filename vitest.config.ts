@@ -12,13 +12,15 @@ export default defineConfig({
       {
         resolve,
         ssr: { resolve: { conditions: ["@tidemark/source"], externalConditions: ["@tidemark/source"] } },
-        test: { name: "unit", include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts"], environment: "node" },
+        test: { name: "unit", sequence: { groupOrder: 0 }, include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts"], environment: "node" },
       },
       {
         resolve,
         ssr: { resolve: { conditions: ["@tidemark/source"], externalConditions: ["@tidemark/source"] } },
         test: {
           name: "integration",
+          // Runs after the unit project, with its own worker count.
+          sequence: { groupOrder: 1 },
           include: ["packages/*/test/**/*.test.ts"],
           environment: "node",
           testTimeout: 60_000,
