@@ -1,7 +1,8 @@
 /**
  * Provisions the durable consumers of a worker: one on the event stream, one on the
- * dead-letter stream's redrive subject. An existing consumer is read, never re-added: on
- * nats-server 2.9 adding a durable that exists silently updates it (even its filter subject).
+ * dead-letter stream's redrive subject. An existing consumer is read, never re-added with
+ * other settings: on nats-server 2.9 adding a durable that exists silently updates it (even
+ * its filter subject).
  */
 import {
   AckPolicy,
@@ -10,6 +11,7 @@ import {
   ReplayPolicy,
   type ConsumerConfig,
   type ConsumerInfo,
+  type JetStreamClient,
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import { ResourceDriftError } from "@tidemark/shared";
@@ -83,25 +85,105 @@ function driftError(label: string, spec: ConsumerSpec, fields: string[], existin
   );
 }
 
+/** Where concurrent first declarations of one consumer take turns (see {@link ensureConsumers}). */
+export interface CreationClaim {
+  js: JetStreamClient;
+  /** The dead-letter stream. */
+  stream: string;
+  /** `<dead-letter subject>.declare`: holds a declaration only while it is being created. */
+  subject: string;
+}
+
+const WRONG_LAST_SEQUENCE = 10071;
+/** A claim older than this was left by a process that died while creating: it may be replaced. */
+const STALE_CLAIM_MS = 10_000;
+const ROUNDS = 8;
+
 /**
- * Creates the consumer when it is missing, otherwise checks it. Two processes that create the
- * same consumer at the same moment with different settings race (2.9 has no create-only
- * action): the read-back after creating catches the loser, which gets ResourceDriftError.
+ * Creates the worker's consumers when the first is missing, otherwise checks it for drift.
+ *
+ * nats-server 2.9 has no create-only action, and adding a durable that exists updates it. So
+ * a first creation is claimed: the declaration is published on the claim subject with
+ * `Nats-Expected-Last-Subject-Sequence: 0`, which only one publisher wins. The winner reads
+ * the consumer again (a winner that comes after another's claim was released finds it made),
+ * adds the consumers if still missing, and then releases the claim. A loser compares the
+ * claimed declaration with its own: different settings are drift; the same settings add the
+ * same config, which changes nothing. The consumer is thus never changed by a declaration
+ * that differs from the one that made it.
  */
-export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, label: string): Promise<ConsumerInfo> {
-  let existing = await info(jsm, spec.stream, spec.durable);
-  if (!existing) {
-    try {
-      await jsm.consumers.add(spec.stream, consumerConfig(spec));
-    } catch (err) {
-      // A concurrent creator with another start position makes the server refuse ours.
-      existing = await info(jsm, spec.stream, spec.durable);
-      if (!existing) throw err;
+export async function ensureConsumers(
+  jsm: JetStreamManager,
+  claim: CreationClaim,
+  specs: [ConsumerSpec, ...ConsumerSpec[]],
+  label: string,
+): Promise<ConsumerInfo> {
+  const [main] = specs;
+  const addAll = async () => {
+    for (const spec of specs) await jsm.consumers.add(spec.stream, consumerConfig(spec));
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const existing = await info(jsm, main.stream, main.durable);
+    if (existing) {
+      const fields = consumerDrift(main, existing.config);
+      if (fields.length > 0) throw driftError(label, main, fields, existing.config);
+      // The companion consumers carry the same declaration: made alike, or (re)made alike.
+      for (const spec of specs.slice(1)) {
+        if (!(await info(jsm, spec.stream, spec.durable))) await jsm.consumers.add(spec.stream, consumerConfig(spec));
+      }
+      return existing;
     }
-    existing = (await info(jsm, spec.stream, spec.durable)) ?? existing;
-    if (!existing) throw new Error(`consumer ${spec.durable} vanished after it was created`);
+    const outcome = await tryClaim(jsm, claim, main.declaration, 0);
+    if (outcome.won) {
+      try {
+        if (!(await info(jsm, main.stream, main.durable))) await addAll();
+      } finally {
+        await jsm.streams.purge(claim.stream, { filter: claim.subject }).catch(() => undefined);
+      }
+      continue;
+    }
+    if (!outcome.held) continue; // released meanwhile: look again
+    const fields = declarationDrift(main.declaration, outcome.held.declaration);
+    if (fields.length === 0) {
+      await addAll();
+      continue;
+    }
+    if (outcome.held.ageMs > STALE_CLAIM_MS) {
+      // Left by a process that died between claiming and releasing: take it over.
+      const retaken = await tryClaim(jsm, claim, main.declaration, outcome.held.sequence);
+      if (retaken.won) await jsm.streams.purge(claim.stream, { filter: claim.subject }).catch(() => undefined);
+      continue;
+    }
+    throw new ResourceDriftError(
+      `${label}: another process is creating the consumer with other delivery settings (${fields.join(", ")}); ` +
+        `it declares ${JSON.stringify(outcome.held.declaration)}, this one ${JSON.stringify(main.declaration)}; the consumer was not changed`,
+      fields,
+    );
   }
-  const fields = consumerDrift(spec, existing.config);
-  if (fields.length > 0) throw driftError(label, spec, fields, existing.config);
-  return existing;
+  throw new Error(`${label}: the consumer could not be created after ${ROUNDS} rounds of contention`);
+}
+
+type ClaimOutcome =
+  | { won: true }
+  | { won: false; held?: { declaration: Declaration | undefined; sequence: number; ageMs: number } };
+
+async function tryClaim(
+  jsm: JetStreamManager,
+  claim: CreationClaim,
+  declaration: Declaration,
+  expected: number,
+): Promise<ClaimOutcome> {
+  try {
+    await claim.js.publish(claim.subject, encodeDeclaration(declaration), {
+      expect: { lastSubjectSequence: expected, streamName: claim.stream },
+    });
+    return { won: true };
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError && err.apiError().err_code === WRONG_LAST_SEQUENCE)) throw err;
+  }
+  const held = await jsm.streams.getMessage(claim.stream, { last_by_subj: claim.subject });
+  if (!held) return { won: false };
+  return {
+    won: false,
+    held: { declaration: decodeDeclaration(held.string()), sequence: held.seq, ageMs: Date.now() - held.time.getTime() },
+  };
 }

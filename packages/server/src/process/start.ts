@@ -5,7 +5,7 @@
 import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
-import { ensureConsumer } from "./consumer.js";
+import { ensureConsumers } from "./consumer.js";
 import { redriveSubject } from "./dead-letters.js";
 import { durableName, resolveProcessOptions } from "./options.js";
 import { ProcessWorker } from "./worker.js";
@@ -33,20 +33,19 @@ export async function startWorker<T>(
     const { nc, js, jsm, incarnation } = await runtime.ready();
     const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
-    const info = await ensureConsumer(
+    const info = await ensureConsumers(
       jsm,
-      { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
-      label,
-    );
-    await ensureConsumer(
-      jsm,
-      {
-        stream: runtime.deadLetterStreamName,
-        durable,
-        filterSubject: redriveSubject(runtime, resolved.consumer),
-        start: { kind: "earliest" },
-        declaration: resolved.declaration,
-      },
+      { js, stream: runtime.deadLetterStreamName, subject: `${runtime.deadLetterSubject(resolved.consumer)}.declare` },
+      [
+        { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
+        {
+          stream: runtime.deadLetterStreamName,
+          durable,
+          filterSubject: redriveSubject(runtime, resolved.consumer),
+          start: { kind: "earliest" },
+          declaration: resolved.declaration,
+        },
+      ],
       label,
     );
     const [events, redrive] = await Promise.all([

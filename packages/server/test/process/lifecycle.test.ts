@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError, ResourceDriftError, type ProcessOptions } from "../../src/index.js";
+import { jetstream } from "@nats-io/jetstream";
+import { runtimeOf } from "../../src/core/topic.js";
+import { encodeDeclaration, type Declaration } from "../../src/process/options.js";
 import { consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();
@@ -42,6 +45,50 @@ describe("process declaration", () => {
     // The same declaration from the second process is fine.
     const again = await other.process({ ...declared, concurrency: 8 }, () => undefined);
     await Promise.all([worker.stop(), again.stop()]);
+  });
+
+  it("process - concurrent first declarations race: with other settings exactly one wins and the consumer has its settings; with the same settings both start", async () => {
+    const sync = fx.sync();
+    const a = fx.topic({}, sync);
+    const b = fx.topic({}, fx.sync(sync.namespace));
+    await Promise.all([a.head(), b.head()]);
+    for (let round = 0; round < 8; round++) {
+      const consumer = `race-${round}`;
+      const results = await Promise.allSettled([
+        a.process({ consumer, start: "earliest", delivery: { maxAttempts: 2, backoffMs: [] } }, () => undefined),
+        b.process({ consumer, start: "earliest", delivery: { maxAttempts: 7, backoffMs: [] } }, () => undefined),
+      ]);
+      const won = results.flatMap((r, i) => (r.status === "fulfilled" ? [{ i, worker: r.value }] : []));
+      const lost = results.flatMap((r) => (r.status === "rejected" ? [r.reason as Error] : []));
+      expect(won, `round ${round}`).toHaveLength(1);
+      expect(lost[0]).toBeInstanceOf(ResourceDriftError);
+      const info = await consumerInfo(fx, a, consumer);
+      expect(info.config.description).toContain(`"maxAttempts":${won[0]!.i === 0 ? 2 : 7}`);
+      await won[0]!.worker.stop();
+    }
+    for (let round = 0; round < 4; round++) {
+      const options: ProcessOptions = { consumer: `same-${round}`, start: "earliest", delivery };
+      const workers = await Promise.all([a.process(options, () => undefined), b.process(options, () => undefined)]);
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  });
+
+  it("process - while another process holds the creation claim, other settings get ResourceDriftError and the same settings start", async () => {
+    const topic = fx.topic();
+    await topic.head();
+    const rt = runtimeOf(topic);
+    // Another process claimed the creation of "claimed" (maxAttempts 5) and has not added it yet.
+    const theirs: Declaration = { tenantId: null, start: "earliest", maxAttempts: 5, backoffMs: [100], leaseMs: 30_000 };
+    await jetstream(fx.nc).publish(`${rt.deadLetterSubject("claimed")}.declare`, encodeDeclaration(theirs), {
+      expect: { lastSubjectSequence: 0 },
+    });
+    const err = await rejection(topic.process({ consumer: "claimed", start: "earliest", delivery: { maxAttempts: 3, backoffMs: [100] } }, () => undefined));
+    expect(err).toBeInstanceOf(ResourceDriftError);
+    expect(err.fields).toEqual(["delivery.maxAttempts"]);
+    expect(await consumerInfo(fx, topic, "claimed").catch(() => "missing")).toBe("missing");
+    const w = await topic.process({ consumer: "claimed", start: "earliest", delivery: { maxAttempts: 5, backoffMs: [100] } }, () => undefined);
+    expect((await consumerInfo(fx, topic, "claimed")).config.description).toBe(encodeDeclaration(theirs));
+    await w.stop();
   });
 
   it("process - a bad consumer name or option is refused with InvalidArgumentError before touching the broker", async () => {
