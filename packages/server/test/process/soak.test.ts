@@ -29,15 +29,15 @@ describe("process soak", () => {
         if (poison(e.data) || Math.random() < 0.1) throw new Error(`local failure of ${e.data}`);
         succeeded.add(e.data);
       });
-    // The first child gets stuck after 1,000 handlers and is killed -9 with everything it holds.
+    // Two children: the first gets stuck after 1,000 handlers and is killed -9 with everything
+    // it holds; the second and this process then share the rest.
     const childConfig = { url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, failRate: 0.1, failWhen: { mod: 500, rem: 250 } };
-    const crashed = await spawnWorker({ ...childConfig, hangAfter: 1_000 });
+    const [crashed, replacement] = await Promise.all([spawnWorker({ ...childConfig, hangAfter: 1_000 }), spawnWorker(childConfig)]);
     const starts = () => crashed.lines.filter((l) => l.type === "start").length;
     await crashed.waitFor((l) => l.type === "start" && starts() >= 1_000 + 32, 30_000);
     const local = await startLocal();
     await crashed.kill("SIGKILL");
     const t0 = performance.now();
-    const replacement: ChildWorker = await spawnWorker(childConfig);
     const childDone = (c: ChildWorker) => c.lines.filter((l) => l.type === "done").map((l) => l.data as number);
 
     try {
