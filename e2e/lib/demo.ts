@@ -44,3 +44,9 @@ export async function expectShown(page: Page, ids: readonly string[], timeout = 
 export async function expectConnections(server: DemoServer, n: number, timeout = 15_000): Promise<void> {
   await expect.poll(() => server.connections(), { timeout }).toBe(n);
 }
+
+/** Saves a screenshot for the docs (docs/screenshots/NAME.png) when UPDATE_SCREENSHOTS is set. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.UPDATE_SCREENSHOTS) return;
+  await page.screenshot({ path: new URL(`../../docs/screenshots/${name}.png`, import.meta.url).pathname });
+}

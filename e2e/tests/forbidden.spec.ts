@@ -1,4 +1,4 @@
-import { expectConnections, expectShown, openTabs, test, expect } from "../lib/demo.js";
+import { expectConnections, expectShown, openTabs, test, expect, screenshot } from "../lib/demo.js";
 
 test("forbidden - a tenant the user does not belong to is refused, the others keep working", async ({ context, server }) => {
   const [tab] = await openTabs(context, server.url, 1);
@@ -8,7 +8,7 @@ test("forbidden - a tenant the user does not belong to is refused, the others ke
   const refused = await server.publish("initech", "sneaky");
   expect(refused.status).toBe(403);
   await expect(tab!.getByTestId("notification")).toHaveCount(0);
-  await tab!.screenshot({ path: "../docs/screenshots/forbidden-tenant.png" });
+  await screenshot(tab!, "forbidden-tenant");
 
   await tab!.getByTestId("tenant-select").selectOption("globex");
   await expect(tab!.getByTestId("refused")).toBeHidden();

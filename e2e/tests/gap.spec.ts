@@ -1,5 +1,5 @@
 import { DemoServer } from "../lib/demo-server.js";
-import { expectShown, openTabs, test, expect } from "../lib/demo.js";
+import { expectShown, openTabs, test, expect, screenshot } from "../lib/demo.js";
 
 test("gap - the retained window expires while offline: a gap marker, history kept, live again", async ({ context }) => {
   // A retained window of 8 KiB: a few dozen notifications.
@@ -28,7 +28,7 @@ test("gap - the retained window expires while offline: a gap marker, history kep
     // The marker sits between the saved history and what came after it.
     const order = await tab!.locator("#list > li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.testid));
     expect(order).toEqual(["notification", "notification", "notification", "gap-marker", "notification"]);
-    await tab!.screenshot({ path: "../docs/screenshots/gap-marker.png" });
+    await screenshot(tab!, "gap-marker");
 
     await tab!.reload();
     await expect(tab!.getByTestId("gap-marker")).toHaveCount(1);

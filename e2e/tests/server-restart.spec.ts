@@ -34,3 +34,17 @@ test("server restart - kill -9 mid-stream, restart: tabs resume with no hole and
     await expect(tab.getByTestId("gap-marker")).toHaveCount(0);
   }
 });
+
+test("server restart - a graceful stop drains the clients, which resume from their cursor", async ({ context, server }) => {
+  const tabs = await openTabs(context, server.url, 2);
+  await server.publish("acme", "before", 5);
+  await expectShown(tabs[0]!, await server.retainedIds("acme"));
+  await server.stop();
+  for (const tab of tabs) await expect(tab.getByTestId("connection-status")).not.toHaveText("live");
+  await server.launch();
+  for (const tab of tabs) await expect(tab.getByTestId("connection-status")).toHaveText("live", { timeout: 20_000 });
+  await server.publish("acme", "after", 5);
+  const ids = await server.retainedIds("acme");
+  expect(ids).toHaveLength(10);
+  for (const tab of tabs) await expectShown(tab, ids);
+});

@@ -1,4 +1,4 @@
-import { expectConnections, expectShown, openTabs, test, expect } from "../lib/demo.js";
+import { expectConnections, expectShown, openTabs, test, expect, screenshot } from "../lib/demo.js";
 
 test("shared connection - three tabs make one WebSocket and each shows every event once", async ({ context, server }) => {
   const tabs = await openTabs(context, server.url, 3);
@@ -27,5 +27,5 @@ test("shared connection - three tabs make one WebSocket and each shows every eve
   await tabs[1]!.getByTestId("bell").click();
   for (const tab of tabs) await expect(tab.getByTestId("unread-count")).toHaveText("0");
   await expectConnections(server, 1);
-  await tabs[0]!.screenshot({ path: "../docs/screenshots/notification-centre.png" });
+  await screenshot(tabs[0]!, "notification-centre");
 });

@@ -17,6 +17,7 @@ const unreadEl = $('[data-testid="unread-count"]');
 const tabCountEl = $('[data-testid="tab-count"]');
 const refusedEl = $('[data-testid="refused"]');
 const effectEl = $('[data-testid="effect-count"]');
+const liveEl = $('[data-testid="live-last"]');
 const tenantSelect = $<HTMLSelectElement>("#tenant");
 const input = $<HTMLInputElement>("#text");
 
@@ -70,6 +71,7 @@ void pollServer();
 // ---- the feed ----
 
 let feed: Feed<Note> | undefined;
+let ticker: Feed<Note> | undefined;
 let unsubscribers: (() => void)[] = [];
 let effects = 0;
 
@@ -115,12 +117,25 @@ function renderUnread(restyle = false): void {
 function openFeed(): void {
   for (const u of unsubscribers) u();
   feed?.close();
+  ticker?.close();
+  liveEl.textContent = "—";
+  liveEl.dataset.count = "0";
   list.replaceChildren();
   refusedEl.hidden = true;
   empty.hidden = false;
   const current = client.feed<Note>({ topic: "demo.notifications", tenantId: tenant });
   feed = current;
+  // The same events as a live subscription: new ones only, nothing kept.
+  const live = client.live<Note>({ topic: "demo.notifications", tenantId: tenant });
+  ticker = live;
+  let liveCount = 0;
   unsubscribers = [
+    live.onItems((items) => {
+      const last = items.filter((i) => i.kind === "event").at(-1);
+      liveCount += items.length;
+      liveEl.dataset.count = String(liveCount);
+      if (last?.kind === "event") liveEl.textContent = last.event.data.text;
+    }),
     current.onItems((items) => {
       if (items.length > 0) empty.hidden = true;
       const fragment = document.createDocumentFragment();

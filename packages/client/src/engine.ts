@@ -115,7 +115,9 @@ export class Engine implements EngineApi {
     if (!feed.members.has(member)) return;
     this.flushOutbox();
     member.ready = true;
-    this.send(tab, { type: "snapshot", sub: request.id, items: feed.log!.items.slice(), caughtUp: feed.caughtUp });
+    // A live feed has no history: a tab that joins it gets only what comes next.
+    const items = feed.request.mode === "hub" ? feed.log!.items.slice() : [];
+    this.send(tab, { type: "snapshot", sub: request.id, items, caughtUp: feed.caughtUp });
     if (feed.refused) this.send(tab, { type: "sub_error", sub: request.id, error: feed.refused });
     this.sendStatus(tab);
   }
@@ -245,7 +247,8 @@ export class Engine implements EngineApi {
       dirty: false,
       refused: undefined,
     };
-    const limit = this.config!.historyLimit;
+    // Live feeds keep a few items only, for duplicate checks.
+    const limit = request.mode === "hub" ? this.config!.historyLimit : 16;
     feed.loaded = (async () => {
       let saved;
       if (request.mode === "hub") {
