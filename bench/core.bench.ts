@@ -4,7 +4,8 @@
  *   (b) publish with 1,000 in flight          vs js.publish, 1,000 in flight (>= 0.85)
  *   (c) replay of 20,000 events               vs a raw ordered consumer on the same stream (>= 0.8)
  *   (d) tenant-filtered replay (1 tenant of 10) vs a raw ordered consumer on the tenant subject
- *   (e) replay of the last event only: the fixed cost of one replay() call
+ *   (e) replay of the newest event only: the fixed cost of one replay() call
+ *   (f) the tenant read of (d) vs a dedicated topic holding just those 2,000 events
  * Each side is warmed up, then the sides run alternately; the tables show median rates.
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds)
@@ -53,6 +54,7 @@ try {
   const retention = { maxBytes: GiB / 2, maxAgeMs: 3600_000 };
   const writes = sync.topic<Item>({ id: "bench.writes", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
   const reads = sync.topic<Item>({ id: "bench.reads", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
+  const dedicated = sync.topic<Item>({ id: "bench.dedicated", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
   await writes.head(); // provisions
   await reads.head();
 
@@ -141,6 +143,14 @@ try {
     () => rawRead(filter, perTenant),
     { rounds: ROUNDS },
   );
+  // ---- (f) one tenant of a shared topic vs a topic of its own ----
+  await Promise.all(Array.from({ length: perTenant }, (_, i) => dedicated.publish({ data: item(i), tenantId: "tenant-3" })));
+  const ownTopic = await compare(
+    () => tidemarkRead(reads, "tenant-3", perTenant),
+    () => tidemarkRead(dedicated, undefined, perTenant),
+    { rounds: ROUNDS },
+  );
+
   // ---- (e) the fixed cost of a replay: read only the newest event ----
   const lastSeq = reads.cursorSequence(await reads.head());
   const newest = reads.cursorAt(lastSeq - 1);
@@ -194,6 +204,11 @@ try {
     comparisonRow("(e) replay of the newest event only", single, { unit: "replays/s" }),
   ];
   printTable("Topic core vs raw @nats-io/jetstream", rows);
+  printTable(
+    "A tenant of a shared topic vs a dedicated topic (both Tidemark)",
+    [comparisonRow(`(f) replay of ${n0(perTenant)} events`, ownTopic)],
+    { subject: `1 tenant of ${TENANTS}`, baseline: "own topic" },
+  );
   console.log("JetStream API requests of one run (tidemark | raw):");
   console.log(`  (c) ${requestsOf.replay[0]} | ${requestsOf.replay[1]}`);
   console.log(`  (d) ${requestsOf.tenant[0]} | ${requestsOf.tenant[1]}`);

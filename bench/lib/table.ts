@@ -34,9 +34,15 @@ export function missed(r: Row): boolean {
   return r.target !== undefined && ratio !== undefined && ratio < r.target;
 }
 
+/** Column names of the two sides. @default { subject: "tidemark", baseline: "raw NATS" } */
+export interface Sides {
+  subject: string;
+  baseline: string;
+}
+
 /** Renders rows as a Markdown table (readable in a terminal, pasteable into docs). */
-export function renderTable(title: string, rows: readonly Row[]): string {
-  const header = ["benchmark", "tidemark", "raw NATS", "unit", "ratio", "target", "client CPU µs/op"];
+export function renderTable(title: string, rows: readonly Row[], sides: Sides = { subject: "tidemark", baseline: "raw NATS" }): string {
+  const header = ["benchmark", sides.subject, sides.baseline, "unit", "ratio", "target", "client CPU µs/op"];
   const body = rows.map((r) => {
     const ratio = ratioOf(r);
     return [
@@ -57,8 +63,8 @@ export function renderTable(title: string, rows: readonly Row[]): string {
 }
 
 /** Prints a table to stdout. */
-export function printTable(title: string, rows: readonly Row[]): void {
-  console.log(renderTable(title, rows));
+export function printTable(title: string, rows: readonly Row[], sides?: Sides): void {
+  console.log(renderTable(title, rows, sides));
 }
 
 /** Describes the machine, its load (other work skews every figure) and the server, for a report. */
