@@ -22,7 +22,7 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe("broker restart (external NATS)", () => {
-  it("broker - a restart on the same port and store: publish fails fast while down, then the Sync reconnects", async () => {
+  it("broker - a restart on the same port and store: publish and reads fail fast while down, then the Sync reconnects", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "tidemark-broker-"));
     let sync: Sync | undefined;
     try {
@@ -43,6 +43,13 @@ describe("broker restart (external NATS)", () => {
       expect(err).toMatchObject({ name: "BrokerUnavailableError", code: ErrorCode.BrokerUnavailable });
       expect(waited).toBeLessThan(15_000); // bounded: it does not hang until the broker is back
       expect(sync.connected).toBe(false);
+      // Reads are bounded the same way.
+      expect(await rejection(topic.head())).toBeInstanceOf(BrokerUnavailableError);
+      expect(await rejection(topic.latestCursor({ tenantId: "a" }))).toBeInstanceOf(BrokerUnavailableError);
+      const replaying = (async () => {
+        for await (const _ of topic.replay()) void _;
+      })();
+      expect(await rejection(replaying)).toBeInstanceOf(BrokerUnavailableError);
 
       await using second = await startTestNats({ dataDir, port: first.port });
       expect(second.port).toBe(first.port);
@@ -97,17 +104,23 @@ describe("broker restart (external NATS)", () => {
     }
   });
 
-  it("broker - no broker at the configured URL: the first use fails with BrokerUnavailableError", async () => {
+  it("broker - no broker at the configured URL: the first use fails with BrokerUnavailableError, a later use connects", async () => {
     // A port that was just free: start a server, note its port, stop it.
     const gone = await startTestNats();
-    const url = gone.url;
+    const { url, port } = gone;
     await gone[Symbol.asyncDispose]();
     const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: url }, requestTimeoutMs: 1_000 });
     try {
-      const err = await rejection(sync.topic({ id: "broker.none" }).publish({ data: 1 }));
+      const topic = sync.topic({ id: "broker.none" });
+      const err = await rejection(topic.publish({ data: 1 }));
       expect(err).toBeInstanceOf(BrokerUnavailableError);
       expect((err as Error).message).toContain(url);
       expect(sync.connected).toBe(false);
+
+      await using later = await startTestNats({ port });
+      expect(later.url).toBe(url);
+      expect((await topic.publish({ data: 2 })).streamSequence).toBe(1);
+      expect(sync.connected).toBe(true);
     } finally {
       await sync.close();
     }
