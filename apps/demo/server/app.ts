@@ -19,6 +19,8 @@ export interface DemoAppOptions {
   connections(): number;
   /** Folder of the built page (vite build). */
   distDir: string;
+  /** Lifetime of the tokens handed out; undefined: they do not expire. */
+  tokenTtlMs?: number;
   /** The bridge's app (`/ws`, `/healthz`, `/readyz`, `/metrics`), mounted before the page. */
   bridge?: Hono;
 }
@@ -34,7 +36,7 @@ export function createDemoApp(options: DemoAppOptions): Hono {
   let tokens = 0;
   app.get("/api/token", (c) => {
     tokens++;
-    return c.json({ token: tokenFor(DEMO_USER) });
+    return c.json({ token: tokenFor(DEMO_USER, options.tokenTtlMs) });
   });
 
   app.get("/api/stats", (c) => c.json({ connections: options.connections(), tokens }));

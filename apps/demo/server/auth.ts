@@ -16,14 +16,22 @@ export const DEMO_TOPIC = "demo.notifications";
 
 const TOKEN_PREFIX = "demo-token:";
 
-/** The token the page fetches from /api/token. A real app would sign it. */
-export function tokenFor(principal: Principal): string {
-  return TOKEN_PREFIX + principal.user;
+/**
+ * The token the page fetches from /api/token. A real app would sign it. With `ttlMs` it
+ * carries its expiry, which the bridge enforces (the client refreshes it before then).
+ */
+export function tokenFor(principal: Principal, ttlMs?: number): string {
+  return TOKEN_PREFIX + principal.user + (ttlMs ? `:${Date.now() + ttlMs}` : "");
 }
 
-/** Token -> principal, or undefined when the token is not a demo token. */
-export function authenticate(token: string | undefined): Principal | undefined {
-  return token === tokenFor(DEMO_USER) ? DEMO_USER : undefined;
+/** Token -> principal (with `expiresAt` when the token has one), or undefined to refuse. */
+export function authenticate(token: string | undefined): (Principal & { expiresAt?: number }) | undefined {
+  if (!token?.startsWith(TOKEN_PREFIX)) return undefined;
+  const [user, expires] = token.slice(TOKEN_PREFIX.length).split(":");
+  if (user !== DEMO_USER.user) return undefined;
+  if (expires === undefined) return DEMO_USER;
+  const expiresAt = Number(expires);
+  return Number.isFinite(expiresAt) && expiresAt > Date.now() ? { ...DEMO_USER, expiresAt } : undefined;
 }
 
 /** The rule: a user sees (and publishes to) the tenants they belong to, on the demo topic only. */

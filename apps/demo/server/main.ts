@@ -12,6 +12,8 @@ const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
 // The retained window; the e2e gap test shrinks it to expire cursors on purpose.
 const retentionBytes = Number(process.env.DEMO_RETENTION_BYTES ?? 16 * 1024 * 1024);
+// Token lifetime; e2e shortens it to watch the client refresh tokens in place.
+const tokenTtlMs = process.env.DEMO_TOKEN_TTL_MS ? Number(process.env.DEMO_TOKEN_TTL_MS) : undefined;
 const logLevel = (process.env.DEMO_LOG_LEVEL ?? "warn") as LogLevel;
 const distDir = relative(process.cwd(), fileURLToPath(new URL("../dist", import.meta.url))) || ".";
 
@@ -31,7 +33,7 @@ const bridge = createNodeBridge<Principal>({
   sync,
   logLevel,
 });
-const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app });
+const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, tokenTtlMs });
 const server = await serveBridge(bridge, { app, port, hostname: "127.0.0.1" });
 console.log(`tidemark demo on ${server.url} (data in ${dataDir})`);
 

@@ -5,6 +5,7 @@
  */
 import { ErrorCode, type ErrorPayload, type ServerFrame } from "@tidemark/shared";
 import { Connection } from "./connection.js";
+import { pickEffectTab } from "./effects.js";
 import { FeedLog, feedKey } from "./feed-log.js";
 import { tabStatus, type ConnState, type Status } from "./state.js";
 import { openStore, type FeedStore } from "./store.js";
@@ -423,18 +424,9 @@ export class Engine implements EngineApi {
     }
   }
 
-  /** The focused tab if one shows the feed, else the longest-attached one. */
+  /** The tab that performs effects for this feed's new items (see effects.ts). */
   private effectTab(feed: Feed): Tab | undefined {
-    let best: Tab | undefined;
-    for (const m of feed.members) {
-      if (!m.effects || !m.ready) continue;
-      const t = m.tab;
-      if (!best) best = t;
-      else if (t.focused !== best.focused) best = t.focused ? t : best;
-      else if (t.focused && t.focusedAt > best.focusedAt) best = t;
-      else if (!t.focused && t.order < best.order) best = t;
-    }
-    return best;
+    return pickEffectTab([...feed.members].filter((m) => m.effects && m.ready).map((m) => m.tab));
   }
 
   private allCaughtUp(tab?: Tab): boolean {
