@@ -22,6 +22,8 @@ export interface ChildConfig {
   closeWithoutStop?: boolean;
   /** After this many handler starts, stop the worker, close the Sync, and let the process end. */
   stopAfter?: number;
+  /** Start the worker only when the test writes "go" on stdin. */
+  waitForGo?: boolean;
   /** Probability that a handler throws. */
   failRate?: number;
 }
@@ -30,6 +32,12 @@ const cfg = JSON.parse(process.env.TIDEMARK_TEST_WORKER ?? "{}") as ChildConfig;
 const out = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const sync = createSync({ namespace: cfg.namespace, nats: { servers: cfg.url } });
 const topic = sync.topic(cfg.topic);
+if (cfg.waitForGo) {
+  out({ type: "waiting" });
+  await new Promise<void>((resolve) => {
+    process.stdin.on("data", (chunk: Buffer) => chunk.toString().includes("go") && resolve());
+  });
+}
 let starts = 0;
 const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "start", seq: e.streamSequence, attempt: e.attempt, data: e.data });

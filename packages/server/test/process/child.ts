@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { ChildConfig } from "./child-worker.js";
 
 export interface ChildLine {
-  type: "ready" | "start" | "done" | "fail" | "closed";
+  type: "ready" | "start" | "done" | "fail" | "closed" | "waiting";
   seq?: number;
   attempt?: number;
   data?: unknown;
@@ -18,6 +18,8 @@ export interface ChildWorker {
   /** Resolves with the first line (seen or future) that matches. */
   waitFor(match: (line: ChildLine) => boolean, timeoutMs?: number): Promise<ChildLine>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Lets a child started with `waitForGo` start its worker; resolves when it has. */
+  go(): Promise<void>;
   /** Resolves when the process has exited by itself. */
   readonly exited: Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -81,7 +83,11 @@ export async function spawnWorker(cfg: ChildConfig): Promise<ChildWorker> {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  const handle: ChildWorker = { lines, process: child, waitFor, kill, exited, [Symbol.asyncDispose]: () => kill("SIGKILL") };
-  await waitFor((l) => l.type === "ready", 30_000);
+  const go = async () => {
+    child.stdin.write("go\n");
+    await waitFor((l) => l.type === "ready", 30_000);
+  };
+  const handle: ChildWorker = { lines, process: child, waitFor, kill, exited, go, [Symbol.asyncDispose]: () => kill("SIGKILL") };
+  await waitFor((l) => l.type === (cfg.waitForGo ? "waiting" : "ready"), 30_000);
   return handle;
 }

@@ -32,10 +32,13 @@ describe("process soak", () => {
     // Two children: the first gets stuck after 1,000 handlers and is killed -9 with everything
     // it holds; the second and this process then share the rest.
     const childConfig = { url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, failRate: 0.1, failWhen: { mod: 500, rem: 250 } };
-    const [crashed, replacement] = await Promise.all([spawnWorker({ ...childConfig, hangAfter: 1_000 }), spawnWorker(childConfig)]);
+    const [crashed, replacement] = await Promise.all([
+      spawnWorker({ ...childConfig, hangAfter: 1_000 }),
+      spawnWorker({ ...childConfig, waitForGo: true }),
+    ]);
     const starts = () => crashed.lines.filter((l) => l.type === "start").length;
     await crashed.waitFor((l) => l.type === "start" && starts() >= 1_000 + 32, 30_000);
-    const local = await startLocal();
+    const [local] = await Promise.all([startLocal(), replacement.go()]);
     await crashed.kill("SIGKILL");
     const t0 = performance.now();
     const childDone = (c: ChildWorker) => c.lines.filter((l) => l.type === "done").map((l) => l.data as number);
