@@ -18,6 +18,11 @@ export function redriveSubject(runtime: TopicRuntime, consumer: string): string 
   return `${runtime.deadLetterSubject(consumer)}.redrive`;
 }
 
+/** Subject that holds `consumer`'s declaration while a process is creating it. */
+export function claimSubject(runtime: TopicRuntime, consumer: string): string {
+  return `${runtime.deadLetterSubject(consumer)}.declare`;
+}
+
 class ConsumerDeadLetters<T> implements DeadLetters<T> {
   constructor(
     private readonly runtime: TopicRuntime,

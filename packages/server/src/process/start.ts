@@ -6,7 +6,7 @@ import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
 import { ensureConsumers } from "./consumer.js";
-import { redriveSubject } from "./dead-letters.js";
+import { claimSubject, redriveSubject } from "./dead-letters.js";
 import { durableName, resolveProcessOptions } from "./options.js";
 import { ProcessWorker } from "./worker.js";
 
@@ -35,7 +35,7 @@ export async function startWorker<T>(
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
     const info = await ensureConsumers(
       jsm,
-      { js, stream: runtime.deadLetterStreamName, subject: `${runtime.deadLetterSubject(resolved.consumer)}.declare` },
+      { js, stream: runtime.deadLetterStreamName, subject: claimSubject(runtime, resolved.consumer) },
       [
         { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
         {
