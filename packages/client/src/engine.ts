@@ -78,9 +78,16 @@ export class Engine implements EngineApi {
     getToken?: () => string | Promise<string>,
   ): Promise<void> {
     this.setup(config);
-    const old = this.tabs.get(tab.id);
-    if (old) this.dropTab(old);
     const now = Date.now();
+    const old = this.tabs.get(tab.id);
+    if (old) {
+      // The same tab again (it reconnected to the worker): keep its feeds and the socket; it
+      // opens its feeds again and gets fresh snapshots.
+      Object.assign(old, { listener, getToken, focused: tab.focused, lastSeen: now, lastStatus: "" });
+      if (tab.focused) old.focusedAt = now;
+      this.sendStatus(old);
+      return;
+    }
     this.tabs.set(tab.id, {
       id: tab.id,
       listener,
