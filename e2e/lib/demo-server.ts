@@ -118,6 +118,18 @@ export class DemoServer {
     return ((await res.json()) as { connections: number }).connections;
   }
 
+  /** The bridge's Prometheus metrics, by series (`name{labels}`); absent series read as 0. */
+  async metrics(): Promise<(series: string) => number> {
+    const text = await (await fetch(`${this.url}/metrics`)).text();
+    const values = new Map<string, number>();
+    for (const line of text.split("\n")) {
+      if (line.startsWith("#") || !line.trim()) continue;
+      const at = line.lastIndexOf(" ");
+      values.set(line.slice(0, at), Number(line.slice(at + 1)));
+    }
+    return (series) => values.get(series) ?? 0;
+  }
+
   /** Tokens the server handed out via /api/token. */
   async tokens(): Promise<number> {
     const res = await fetch(`${this.url}/api/stats`);

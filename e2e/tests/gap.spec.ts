@@ -21,6 +21,7 @@ test("gap - the retained window expires while offline: a gap marker, history kep
     await expect(tab!.getByTestId("connection-status")).toHaveText("live", { timeout: 20_000 });
     await expect(tab!.getByTestId("gap-marker")).toHaveCount(1);
     await expectShown(tab!, saved);
+    expect((await server.metrics())('tidemark_bridge_resets_total{reason="retention_gap"}')).toBe(1);
 
     await server.publish("acme", "after the gap");
     const newest = (await server.retainedIds("acme")).at(-1)!;

@@ -6,6 +6,12 @@ test("shared connection - three tabs make one WebSocket and each shows every eve
   for (const tab of tabs) await expect(tab.getByTestId("tab-count")).toHaveText("3 tabs share 1 connection");
   for (const tab of tabs) await expect(tab.getByTestId("transport")).toHaveText("shared-worker");
 
+  // One server subscription per feed, however many tabs show it (the page has a hub feed and
+  // a live ticker).
+  const metrics = await server.metrics();
+  expect(metrics('tidemark_bridge_subscriptions{mode="hub"}')).toBe(1);
+  expect(metrics('tidemark_bridge_subscriptions{mode="live"}')).toBe(1);
+
   for (let i = 1; i <= 5; i++) expect((await server.publish("acme", `event ${i}`)).status).toBe(200);
   const ids = await server.retainedIds("acme");
   expect(ids).toHaveLength(5);
@@ -13,6 +19,8 @@ test("shared connection - three tabs make one WebSocket and each shows every eve
     await expectShown(tab, ids);
     await expect(tab.getByTestId("unread-count")).toHaveText("5");
   }
+  // The server sent each event once per feed (hub and live), not once per tab.
+  await expect.poll(async () => (await server.metrics())("tidemark_bridge_events_delivered_total")).toBe(10);
   // The sound plays once per profile, not once per tab.
   await expect.poll(async () => {
     const counts = await Promise.all(tabs.map((t) => t.getByTestId("effect-count").textContent()));
