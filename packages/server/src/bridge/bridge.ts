@@ -42,16 +42,67 @@ export interface Bridge {
 
 const HEARTBEAT_MS = 25_000;
 
-function socketOf(ws: WSContext): BridgeSocket {
-  const raw = ws.raw as { bufferedAmount?: number; getBufferedAmount?: () => number } | undefined;
-  return {
-    send: (data) => ws.send(data),
-    close: (code, reason) => ws.close(code, reason),
-    get bufferedAmount() {
-      if (!raw) return 0;
-      return typeof raw.bufferedAmount === "number" ? raw.bufferedAmount : (raw.getBufferedAmount?.() ?? 0);
-    },
-  };
+/** The bridge's view of a Hono WSContext (a class: no per-socket closures). */
+class ContextSocket implements BridgeSocket {
+  readonly #ws: WSContext;
+  constructor(ws: WSContext) {
+    this.#ws = ws;
+  }
+  send(data: string): void {
+    this.#ws.send(data);
+  }
+  close(code: number, reason: string): void {
+    this.#ws.close(code, reason);
+  }
+  get bufferedAmount(): number {
+    // `ws`, browsers, Deno: bufferedAmount; Bun: getBufferedAmount()
+    const raw = this.#ws.raw as { bufferedAmount?: number; getBufferedAmount?: () => number } | undefined;
+    if (!raw) return 0;
+    return typeof raw.bufferedAmount === "number" ? raw.bufferedAmount : (raw.getBufferedAmount?.() ?? 0);
+  }
+}
+
+/**
+ * The WebSocket events of one socket. A class, not an object of closures: these live as long as
+ * the socket, and per-socket closures (and a kept upgrade request) add up at 10,000 sockets.
+ */
+class SocketEvents<P> {
+  readonly #core: BridgeCore<P>;
+  #request: Request | undefined;
+  #cookieToken: string | undefined;
+  #connection: Connection<P> | undefined;
+
+  constructor(core: BridgeCore<P>, request: Request, cookieToken: string | undefined) {
+    this.#core = core;
+    this.#request = request;
+    this.#cookieToken = cookieToken;
+  }
+
+  onOpen(_event: Event, ws: WSContext): void {
+    const core = this.#core;
+    const connection = new Connection<P>(core, new ContextSocket(ws), this.#request!, this.#cookieToken);
+    this.#connection = connection;
+    this.#request = undefined;
+    this.#cookieToken = undefined;
+    core.connections.add(connection);
+    core.metrics.connections++;
+    if (core.draining) {
+      connection.send(encode({ type: "drain", retryAfterMs: Math.round(Math.random() * (core.options.drainSpreadMs ?? 2000)) }));
+      connection.close(CloseCode.GoingAway, "draining");
+    }
+  }
+
+  onMessage(event: MessageEvent): void {
+    this.#connection?.onMessage(event.data);
+  }
+
+  onClose(): void {
+    this.#connection?.onClose();
+  }
+
+  onError(): void {
+    this.#connection?.onClose();
+  }
 }
 
 function originAllowed<P>(options: BridgeOptions<P>, request: Request): boolean {
@@ -143,31 +194,7 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
   heartbeat.unref?.();
 
   const app = new Hono();
-  const upgrade = options.upgradeWebSocket((c) => {
-    const request = c.req.raw;
-    const cookieToken = getCookie(c, cookieName);
-    let connection: Connection<P> | undefined;
-    return {
-      onOpen(_event: Event, ws: WSContext) {
-        connection = new Connection<P>(core, socketOf(ws), request, cookieToken);
-        core.connections.add(connection);
-        core.metrics.connections++;
-        if (core.draining) {
-          connection.send(encode({ type: "drain", retryAfterMs: Math.round(Math.random() * (options.drainSpreadMs ?? 2000)) }));
-          connection.close(CloseCode.GoingAway, "draining");
-        }
-      },
-      onMessage(event: MessageEvent, _ws: WSContext) {
-        connection?.onMessage(event.data);
-      },
-      onClose() {
-        connection?.onClose();
-      },
-      onError() {
-        connection?.onClose();
-      },
-    };
-  });
+  const upgrade = options.upgradeWebSocket((c) => new SocketEvents(core, c.req.raw, getCookie(c, cookieName)));
 
   app.get(path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);

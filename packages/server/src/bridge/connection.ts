@@ -23,13 +23,32 @@ import type { BridgeCore, BridgeSocket } from "./core.js";
 type State = "new" | "open" | "expired" | "closed";
 
 let nextConnection = 0;
+
+/** Headers kept after `hello` for later `authenticate` calls (refresh, reauthenticate). */
+const KEPT_HEADERS = ["authorization", "cookie", "origin", "user-agent", "x-forwarded-for", "x-real-ip", "forwarded"];
+
+/** A light copy of the upgrade request: a Request holds an AbortSignal, a URL and all headers. */
+function keep(request: Request): { url: string; headers: string[] } {
+  const headers: string[] = [];
+  for (const name of KEPT_HEADERS) {
+    const value = request.headers.get(name);
+    if (value !== null) headers.push(name, value);
+  }
+  return { url: request.url, headers };
+}
+
+function rebuild(kept: { url: string; headers: string[] }): Request {
+  const headers = new Headers();
+  for (let i = 0; i < kept.headers.length; i += 2) headers.set(kept.headers[i]!, kept.headers[i + 1]!);
+  return new Request(kept.url, { headers });
+}
 const processTag = Math.random().toString(36).slice(2, 8);
 
 /** @internal */
 export class Connection<P = unknown> {
   readonly id = `c${processTag}${(nextConnection++).toString(36)}`;
   readonly core: BridgeCore<P>;
-  readonly subs = new Map<string, Subscription<P>>();
+  #subs: Map<string, Subscription<P>> | undefined;
   state: State = "new";
   principal: P | undefined;
   /** Deadline (ms) for `hello`, or for a `refresh` after the token expired. */
@@ -38,7 +57,7 @@ export class Connection<P = unknown> {
   lastSeen = Date.now();
   readonly #socket: BridgeSocket;
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
-  #request: Request | { url: string; headers: [string, string][] };
+  #request: Request | { url: string; headers: string[] };
   readonly #cookieToken: string | undefined;
   #token: string | undefined;
   #principalKey: string | undefined;
@@ -46,6 +65,11 @@ export class Connection<P = unknown> {
   #tokens: number;
   #refilled = Date.now();
   #paused: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  /** Open subscriptions by id (made on first subscribe: most of a socket's life is idle). */
+  get subs(): Map<string, Subscription<P>> {
+    return (this.#subs ??= new Map());
+  }
 
   constructor(core: BridgeCore<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined) {
     this.core = core;
@@ -158,7 +182,7 @@ export class Connection<P = unknown> {
     if (!token) return undefined;
     try {
       const r = this.#request;
-      const request = r instanceof Request ? r : new Request(r.url, { headers: r.headers });
+      const request = r instanceof Request ? r : rebuild(r);
       return (await this.core.options.authenticate(token, request)) ?? undefined;
     } catch (err) {
       this.core.log("info", "authenticate threw", { connection: this.id, error: String(err) });
@@ -197,7 +221,7 @@ export class Connection<P = unknown> {
     this.principal = principal;
     this.expiresAt = (this.core.options.expiresAt ?? defaultExpiresAt)(principal);
     this.state = "open";
-    if (this.#request instanceof Request) this.#request = { url: this.#request.url, headers: [...this.#request.headers] };
+    if (this.#request instanceof Request) this.#request = keep(this.#request);
     const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.core.limits;
     this.send(
       encode({

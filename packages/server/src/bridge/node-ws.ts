@@ -34,6 +34,8 @@ function requestOf(req: IncomingMessage): Request {
   return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, { headers });
 }
 
+const ignore = () => undefined;
+
 function refuse(socket: Duplex, status: number): void {
   if (socket.destroyed) return;
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
@@ -46,7 +48,8 @@ export function handleUpgrades(
   wss: WebSocketServer,
 ): void {
   server.on("upgrade", (req, socket, head) => {
-    socket.on("error", () => undefined);
+    // A listener made in here would share this scope and keep `req` alive as long as the socket.
+    socket.on("error", ignore);
     const slot: Slot = {};
     void (async () => {
       let response: Response;
@@ -66,24 +69,57 @@ export function handleUpgrades(
   });
 }
 
+// Per-socket state lives in one small object reached from the socket: module-level listeners
+// (EventEmitter calls them with `this` = the socket) instead of closures per socket, which
+// V8 gives dictionary-mode property arrays and which add up at 10,000 sockets.
+const STATE = Symbol("tidemark.ws");
+interface Attached {
+  events: WSEvents<WebSocket>;
+  ctx: WSContext<WebSocket>;
+}
+type Tagged = WebSocket & { [STATE]: Attached };
+
+/** The WSContextInit of a `ws` socket. */
+class NodeSocketInit {
+  readonly raw: WebSocket;
+  readonly protocol: string;
+  constructor(ws: WebSocket) {
+    this.raw = ws;
+    this.protocol = ws.protocol;
+  }
+  send(data: string | ArrayBuffer | Uint8Array): void {
+    this.raw.send(data);
+  }
+  close(code?: number, reason?: string): void {
+    this.raw.close(code, reason);
+  }
+  get readyState(): 0 | 1 | 2 | 3 {
+    return this.raw.readyState as 0 | 1 | 2 | 3;
+  }
+}
+
+function onWsMessage(this: Tagged, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+  const { events, ctx } = this[STATE];
+  const buf = data as Buffer;
+  const payload = isBinary ? (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer) : data.toString();
+  events.onMessage?.(new MessageEvent("message", { data: payload }), ctx);
+}
+
+function onWsClose(this: Tagged, code: number, reason: Buffer): void {
+  const { events, ctx } = this[STATE];
+  events.onClose?.(Object.assign(new Event("close"), { code, reason: reason.toString(), wasClean: true }) as CloseEvent, ctx);
+}
+
+function onWsError(this: Tagged): void {
+  const { events, ctx } = this[STATE];
+  events.onError?.(new Event("error"), ctx);
+}
+
 function attach(ws: WebSocket, events: WSEvents<WebSocket>): void {
-  const ctx = new WSContext<WebSocket>({
-    send: (data) => ws.send(data),
-    close: (code, reason) => ws.close(code, reason),
-    raw: ws,
-    get readyState() {
-      return ws.readyState as 0 | 1 | 2 | 3;
-    },
-    protocol: ws.protocol,
-  });
+  const ctx = new WSContext<WebSocket>(new NodeSocketInit(ws));
+  (ws as Tagged)[STATE] = { events, ctx };
   events.onOpen?.(new Event("open"), ctx);
-  ws.on("message", (data, isBinary) => {
-    const buf = data as Buffer;
-    const payload = isBinary ? (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer) : data.toString();
-    events.onMessage?.(new MessageEvent("message", { data: payload }), ctx);
-  });
-  ws.on("close", (code, reason) => {
-    events.onClose?.(Object.assign(new Event("close"), { code, reason: reason.toString(), wasClean: true }) as CloseEvent, ctx);
-  });
-  ws.on("error", () => events.onError?.(new Event("error"), ctx));
+  ws.on("message", onWsMessage as (this: WebSocket, ...args: unknown[]) => void);
+  ws.on("close", onWsClose as (this: WebSocket, ...args: unknown[]) => void);
+  ws.on("error", onWsError as (this: WebSocket, ...args: unknown[]) => void);
 }

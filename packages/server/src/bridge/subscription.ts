@@ -14,7 +14,7 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { Hub } from "../core/types.js";
-import { SharedHub } from "../hub/registry.js";
+import { Cancellation, SharedHub, type HubProgress } from "../hub/registry.js";
 import type { ExposedTopic } from "./options.js";
 import type { Connection } from "./connection.js";
 import { encode } from "./frames.js";
@@ -26,7 +26,7 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 };
 
 /** @internal */
-export class Subscription<P = unknown> {
+export class Subscription<P = unknown> implements HubProgress {
   readonly id: string;
   readonly topicName: string;
   readonly tenantId: string | undefined;
@@ -37,7 +37,8 @@ export class Subscription<P = unknown> {
   /** The last cursor sent to the client (event or caught_up), for logs. */
   cursor: string | undefined;
   readonly #conn: Connection<P>;
-  readonly #abort = new AbortController();
+  // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
+  readonly #cancel = new Cancellation();
 
   constructor(conn: Connection<P>, init: { id: string; topicName: string; tenantId: string | undefined; mode: SubscriptionMode; exposed: ExposedTopic<P> }) {
     this.#conn = conn;
@@ -51,7 +52,7 @@ export class Subscription<P = unknown> {
   }
 
   get stopped(): boolean {
-    return this.#abort.signal.aborted;
+    return this.#cancel.aborted;
   }
 
   /** Starts delivering; runs until stopped or failed. */
@@ -62,8 +63,8 @@ export class Subscription<P = unknown> {
 
   /** Stops delivering (no frame sent). Idempotent. */
   stop(): void {
-    if (this.#abort.signal.aborted) return;
-    this.#abort.abort();
+    if (this.#cancel.aborted) return;
+    this.#cancel.abort();
     this.#conn.core.hubIds.release(this.hubKey);
   }
 
@@ -72,25 +73,26 @@ export class Subscription<P = unknown> {
     return hub instanceof SharedHub ? hub : this.#conn.core.fallbackHubs.get(this.exposed.topic, this.tenantId);
   }
 
+  /** @internal HubProgress: the replay reached the live edge. */
+  onCaughtUp(cursor: Cursor): void {
+    if (this.#cancel.aborted) return;
+    this.cursor = cursor;
+    this.#conn.send(encode({ type: "caught_up", id: this.id, cursor }));
+  }
+
+  /** @internal HubProgress: fell behind the hub's window and replays. */
+  onReplay(): void {
+    this.#conn.core.metrics.replays++;
+  }
+
   async #runHub(initial: string | undefined): Promise<void> {
     const { core } = this.#conn;
-    const signal = this.#abort.signal;
+    const signal = this.#cancel;
     let after = initial;
     while (!signal.aborted) {
       try {
         const hub = this.#hub() as SharedHub<unknown>;
-        const events = hub.subscribe({
-          after,
-          signal,
-          progress: {
-            onCaughtUp: (cursor: Cursor) => {
-              if (signal.aborted) return;
-              this.cursor = cursor;
-              this.#conn.send(encode({ type: "caught_up", id: this.id, cursor }));
-            },
-            onReplay: () => core.metrics.replays++,
-          },
-        });
+        const events = hub.subscribe({ after, cancel: signal, progress: this });
         for await (const event of events) {
           if (!this.#conn.canSend()) await this.#conn.writable();
           if (signal.aborted) return;
@@ -113,7 +115,7 @@ export class Subscription<P = unknown> {
 
   async #runLive(): Promise<void> {
     const { core } = this.#conn;
-    const signal = this.#abort.signal;
+    const signal = this.#cancel.signal;
     for await (const event of this.exposed.topic.live({ tenantId: this.tenantId, signal })) {
       if (signal.aborted) return;
       if (!this.#conn.canSend()) {
@@ -133,7 +135,7 @@ export class Subscription<P = unknown> {
   }
 
   #fail(err: unknown): void {
-    if (this.#abort.signal.aborted) return;
+    if (this.#cancel.aborted) return;
     const payload = toErrorPayload(err);
     this.#conn.core.log("warn", "subscription failed", {
       connection: this.#conn.id,

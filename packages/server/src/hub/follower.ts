@@ -65,6 +65,11 @@ export class Follower<T = unknown> {
     void this.#run(from, headSequence);
   }
 
+  /** Wakes every waiting subscriber (one of them was aborted). */
+  poke(): void {
+    this.#wake();
+  }
+
   /** Stops the follower (its last subscriber left). */
   retire(): void {
     if (this.#abort.signal.aborted) return;

@@ -47,6 +47,39 @@ export interface HubProgress {
 
 export interface SharedHubSubscribeOptions extends HubSubscribeOptions {
   progress?: HubProgress;
+  /**
+   * A lighter stand-in for `signal` when there are many subscribers (an AbortController costs
+   * about a kilobyte). Used instead of `signal` when given.
+   */
+  cancel?: Cancellation;
+}
+
+/** A one-shot cancel flag with the part of AbortSignal a hub subscription needs. */
+export class Cancellation {
+  aborted = false;
+  #follower: { poke(): void } | undefined;
+  #controller: AbortController | undefined;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.#follower?.poke();
+    this.#controller?.abort();
+  }
+
+  /** @internal */
+  watch(follower: { poke(): void } | undefined): void {
+    this.#follower = follower;
+  }
+
+  /** A real AbortSignal tied to this cancellation, made on first use (for replays). */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
 }
 
 /**
@@ -169,8 +202,6 @@ export class SharedHub<T = unknown> implements Hub<T> {
   }
 }
 
-const STOP = Symbol("stop");
-
 async function* run<T>(
   registry: HubRegistry,
   topic: Topic<T>,
@@ -178,13 +209,18 @@ async function* run<T>(
   options: SharedHubSubscribeOptions,
   headRead: Promise<number>,
 ): AsyncGenerator<TidemarkEvent<T>> {
-  const { signal, progress, after } = options;
+  const { progress, after, cancel } = options;
+  const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
   if (signal?.aborted) return;
-  const stop = new Promise<typeof STOP>((resolve) => signal?.addEventListener("abort", () => resolve(STOP), { once: true }));
   const follower = registry.acquire(topic, tenantId);
+  // An abort wakes every waiter of the follower (they look again and wait again): cheaper than
+  // racing each wait against a per-subscriber promise, and aborts are rare.
+  const poke = cancel ? undefined : () => follower.poke();
+  if (poke) options.signal?.addEventListener("abort", poke, { once: true });
+  cancel?.watch(follower);
   try {
-    const head = await Promise.race([headRead, stop]);
-    if (head === STOP) return;
+    const head = await headRead;
+    if (signal?.aborted) return;
     let pos = head;
     if (after !== undefined) {
       pos = topic.cursorSequence(after);
@@ -219,7 +255,7 @@ async function* run<T>(
             caughtUp = true;
             progress?.onCaughtUp?.(topic.cursorAt(Math.max(pos, follower.watermark)));
           }
-          if ((await Promise.race([follower.changed(), stop])) === STOP) return;
+          await follower.changed();
         }
       }
       // Behind the window: catch up by replay up to a head read now, then look again.
@@ -227,10 +263,11 @@ async function* run<T>(
       if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
       caughtUp = false;
       progress?.onReplay?.();
-      const until = await Promise.race([registry.head(topic as Topic<unknown>), stop]);
-      if (until === STOP) return;
+      const until = await registry.head(topic as Topic<unknown>);
+      if (signal?.aborted) return;
       if (until > pos) {
-        for await (const event of topic.replay({ after: topic.cursorAt(pos), until: topic.cursorAt(until), tenantId, signal })) {
+        const replaySignal = cancel ? cancel.signal : options.signal;
+        for await (const event of topic.replay({ after: topic.cursorAt(pos), until: topic.cursorAt(until), tenantId, signal: replaySignal })) {
           if (event.streamSequence > pos) {
             pos = event.streamSequence;
             yield event;
@@ -241,6 +278,8 @@ async function* run<T>(
       }
     }
   } finally {
+    if (poke) options.signal?.removeEventListener("abort", poke);
+    cancel?.watch(undefined);
     registry.release(follower as Follower<unknown>);
   }
 }

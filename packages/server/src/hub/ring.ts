@@ -22,8 +22,9 @@ export class Ring<T = unknown> {
     this.floor = floor;
     this.#maxEvents = Math.max(1, maxEvents);
     this.#maxBytes = maxBytes;
-    this.#events = new Array<TidemarkEvent<T> | undefined>(this.#maxEvents);
-    this.#sizes = new Array<number>(this.#maxEvents).fill(0);
+    // Grown on demand: a quiet tenant's hub holds a few events, not maxEvents empty slots.
+    this.#events = [];
+    this.#sizes = [];
   }
 
   /** Absolute index of the oldest event held. */
