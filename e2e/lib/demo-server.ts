@@ -96,6 +96,11 @@ export class DemoServer {
     }
   }
 
+  /** Deletes the stored events (server stopped): the next launch starts a new incarnation. */
+  wipe(): void {
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
   async dispose(): Promise<void> {
     await this.stop();
     // After a kill -9 without a restart, the embedded nats-server is still running: reap it.
