@@ -4,11 +4,11 @@
  * no-op handler, consumer creation and teardown included on both sides:
  *   process({ concurrency: 1 })   vs consume() + for-await, decode, await handler, ack
  *   process({ concurrency: 64 })  vs consume() with up to 64 handlers in flight, each acking
- * Target ratio >= 0.8 for both. The sides run alternately; the table shows median rates, and
- * a second table the client's CPU cost (events per CPU-second of this process, from
- * process.cpuUsage()), which other load on a shared machine disturbs far less than wall time.
+ * Target ratio >= 0.8 for both. The sides run alternately; the table shows median rates and
+ * the client's CPU per event (process.cpuUsage()), which other load on a shared machine
+ * disturbs far less than wall time.
  *
- *   pnpm bench process               (BENCH_ROUNDS=n to change the number of timed rounds)
+ *   pnpm bench process               (7 rounds; BENCH_ROUNDS=n to change)
  */
 import { connect } from "@nats-io/transport-node";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
@@ -16,10 +16,10 @@ import { createSync } from "@tidemark/server";
 import { runtimeOf } from "../packages/server/src/core/topic.js";
 import { durableName } from "../packages/server/src/process/options.js";
 import { startBenchNats } from "./lib/nats.js";
-import { compare, median } from "./lib/measure.js";
-import { environment, missed, printTable, type Row } from "./lib/table.js";
+import { compare } from "./lib/measure.js";
+import { comparisonRow, environment, missed, printTable, type Row } from "./lib/table.js";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const EVENTS = 20_000;
 const WINDOW = 1_000;
 const GiB = 1024 ** 3;
@@ -112,32 +112,18 @@ try {
     return EVENTS;
   };
 
-  /** Wraps a runner to record this process's CPU time per event of each run. */
-  const cpu = (runner: () => Promise<number>, into: number[]) => async () => {
-    const start = process.cpuUsage();
-    const n = await runner();
-    const used = process.cpuUsage(start);
-    into.push(n / ((used.user + used.system) / 1e6));
-    return n;
-  };
-  const cpuRates = { t1: [] as number[], r1: [] as number[], t64: [] as number[], r64: [] as number[] };
-  const one = await compare(cpu(tidemark(1), cpuRates.t1), cpu(raw(1), cpuRates.r1), { rounds: ROUNDS });
-  const many = await compare(cpu(tidemark(64), cpuRates.t64), cpu(raw(64), cpuRates.r64), { rounds: ROUNDS });
-  if (process.env.BENCH_SAMPLES) console.log(JSON.stringify({ one: one.samples, many: many.samples, cpuRates }));
+  const one = await compare(tidemark(1), raw(1), { rounds: ROUNDS });
+  const many = await compare(tidemark(64), raw(64), { rounds: ROUNDS });
 
   console.log(`process benchmarks: ${environment(nc.info?.version)}; ${ROUNDS} rounds, medians\n`);
   const events = EVENTS.toLocaleString("en-US");
   const rows: Row[] = [
-    { name: `process(), no-op handler, concurrency 1 (${events})`, subject: one.subject, baseline: one.baseline, target: 0.8 },
-    { name: `process(), no-op handler, concurrency 64 (${events})`, subject: many.subject, baseline: many.baseline, target: 0.8 },
+    comparisonRow(`process(), no-op handler, concurrency 1 (${events})`, one, { target: 0.8 }),
+    comparisonRow(`process(), no-op handler, concurrency 64 (${events})`, many, { target: 0.8 }),
   ];
   printTable("process() vs a raw @nats-io/jetstream pull consumer", rows);
-  // Warm-up runs are recorded too: drop them (the first of each list).
-  const cpuMedian = (values: number[]) => median(values.slice(1));
-  printTable("Client CPU cost (events per CPU-second of the benchmark process; higher is better)", [
-    { name: "process(), concurrency 1", subject: cpuMedian(cpuRates.t1), baseline: cpuMedian(cpuRates.r1), unit: "events/CPU-s" },
-    { name: "process(), concurrency 64", subject: cpuMedian(cpuRates.t64), baseline: cpuMedian(cpuRates.r64), unit: "events/CPU-s" },
-  ]);
+  const cpuRatio = (c: typeof one) => (c.cpuMicros.baseline / c.cpuMicros.subject).toFixed(2);
+  console.log(`client CPU per event, raw / tidemark (higher is better): concurrency 1 ${cpuRatio(one)}, concurrency 64 ${cpuRatio(many)}`);
   const misses = rows.filter(missed);
   if (misses.length > 0) console.log(`\ntargets missed: ${misses.map((r) => r.name).join("; ")}`);
 } finally {
