@@ -85,6 +85,7 @@ export class Engine implements EngineApi {
       // opens its feeds again and gets fresh snapshots.
       Object.assign(old, { listener, getToken, focused: tab.focused, lastSeen: now, lastStatus: "" });
       if (tab.focused) old.focusedAt = now;
+      this.conn!.dispatch({ type: "start" });
       this.sendStatus(old);
       return;
     }
