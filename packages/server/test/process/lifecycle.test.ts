@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { InvalidArgumentError, ResourceDriftError, type ProcessOptions } from "../../src/index.js";
+import {
+  CursorMismatchError,
+  InvalidArgumentError,
+  InvalidCursorError,
+  ResourceDriftError,
+  type ProcessOptions,
+} from "../../src/index.js";
 import { jetstream } from "@nats-io/jetstream";
 import { runtimeOf } from "../../src/core/topic.js";
 import { encodeDeclaration, type Declaration } from "../../src/process/options.js";
@@ -98,6 +104,11 @@ describe("process declaration", () => {
     }
     expect(await rejection(topic.process({ consumer: "c", start: "earliest", delivery: { maxAttempts: 0, backoffMs: [] } }, () => undefined))).toBeInstanceOf(InvalidArgumentError);
     expect(() => topic.deadLetters({ consumer: "a>b" })).toThrow(InvalidArgumentError);
+    const other = fx.topic({ id: "other" });
+    const foreign = await rejection(topic.process({ consumer: "c", start: { after: other.cursorAt(1) }, delivery }, () => undefined));
+    expect(foreign).toBeInstanceOf(CursorMismatchError);
+    const garbage = await rejection(topic.process({ consumer: "c", start: { after: "not-a-cursor" }, delivery }, () => undefined));
+    expect(garbage).toBeInstanceOf(InvalidCursorError);
   });
 
   it("process - start applies when the consumer is created; a later worker resumes where the consumer is", async () => {
