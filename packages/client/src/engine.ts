@@ -181,6 +181,15 @@ export class Engine implements EngineApi {
     };
   }
 
+  /** Stops everything: socket, timers; pending history is written. The engine is not reused. */
+  async shutdown(): Promise<void> {
+    for (const tab of [...this.tabs.values()]) this.dropTab(tab);
+    this.conn?.dispatch({ type: "stop" });
+    for (const t of [this.sweepTimer, this.refreshTimer]) if (t !== undefined) clearInterval(t);
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    await this.flush();
+  }
+
   /** Writes pending history now (the leader tab calls this on pagehide). */
   flush(): Promise<void> {
     if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);

@@ -121,7 +121,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
 
   return {
     leave() {
-      void engine?.flush();
+      void engine?.shutdown();
       releaseLock?.();
       channel.close();
     },

@@ -1,0 +1,186 @@
+/**
+ * The engine (what runs in the SharedWorker) against a real bridge, real NATS and real sockets,
+ * in Node: `ws` stands in for the browser's WebSocket class, tabs are plain listeners.
+ */
+import { WebSocket as NodeWebSocket } from "ws";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createNodeBridge, createSync, expose, serveBridge, type Bridge, type BridgeServer, type Sync, type Topic } from "@tidemark/server";
+import { startTestNats, uniqueNamespace, type TestNats } from "../../server/test/harness/nats.js";
+import { Engine } from "../src/engine.js";
+import { TabView } from "../src/feed-log.js";
+import type { EngineConfig, FeedItem, TabMessage } from "../src/types.js";
+
+// Node 20 has no WebSocket global; ws speaks the same onopen/onmessage/onclose interface.
+(globalThis as { WebSocket?: unknown }).WebSocket ??= NodeWebSocket;
+
+interface User {
+  id: string;
+  tenants: string[];
+}
+const ada: User = { id: "ada", tenants: ["acme", "globex"] };
+
+let nats: TestNats;
+let sync: Sync;
+let topic: Topic<{ n: number }>;
+const running: { bridge: Bridge; server: BridgeServer }[] = [];
+const engines: Engine[] = [];
+
+async function startBridge(port = 0): Promise<{ bridge: Bridge; server: BridgeServer }> {
+  const bridge = createNodeBridge<User>({
+    topics: [expose(topic, (user, { tenantId }) => tenantId !== undefined && user.tenants.includes(tenantId))],
+    authenticate: (token) => (token === "token-ada" ? ada : undefined),
+    principalKey: (u) => u.id,
+    sync,
+    logLevel: "error",
+  });
+  const server = await serveBridge(bridge, { port, drainGraceMs: 100 });
+  const entry = { bridge, server };
+  running.push(entry);
+  return entry;
+}
+
+function config(port: number): EngineConfig {
+  return {
+    url: `ws://127.0.0.1:${port}/ws`,
+    backoff: { baseMs: 50, maxMs: 300 },
+    historyLimit: 100,
+    tabTimeoutMs: 60_000,
+    tokenRefreshMs: 0,
+    database: "",
+  };
+}
+
+/** A tab as the engine sees it: a listener, plus what the app would get out of it. */
+async function attachTab(engine: Engine, id: string, port: number) {
+  const messages: TabMessage[] = [];
+  const views = new Map<string, TabView>();
+  const shown = new Map<string, FeedItem[]>();
+  await engine.attach({ id, focused: false }, config(port), (m) => {
+    messages.push(m);
+    if (m.type === "snapshot" || m.type === "items") {
+      const view = views.get(m.sub) ?? new TabView();
+      views.set(m.sub, view);
+      shown.set(m.sub, [...(shown.get(m.sub) ?? []), ...view.accept(m.items)]);
+    }
+  }, () => "token-ada");
+  return {
+    messages,
+    /** Stream sequences the app saw on a subscription, in order. */
+    sequences: (sub: string) => (shown.get(sub) ?? []).map((i) => (i.kind === "event" ? i.event.streamSequence : `gap`)),
+    status: () => messages.filter((m) => m.type === "status").at(-1),
+    errors: (sub: string) => messages.flatMap((m) => (m.type === "sub_error" && m.sub === sub ? [m.error] : [])),
+  };
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const series = (bridge: Bridge, name: string) => {
+  const line = bridge.metrics().split("\n").find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : 0;
+};
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  sync = createSync({ namespace: uniqueNamespace("client"), nats: { servers: nats.url } });
+  topic = sync.topic<{ n: number }>({ id: "engine.feed" });
+  await topic.head();
+});
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.shutdown()));
+  await Promise.all(running.splice(0).map((r) => r.server.close()));
+});
+afterAll(async () => {
+  await sync?.close();
+  await nats?.[Symbol.asyncDispose]();
+});
+
+describe("engine", () => {
+  it("engine - tabs on one feed share one socket and one server subscription, each sees every event once", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    const a = await attachTab(engine, "a", server.port);
+    const b = await attachTab(engine, "b", server.port);
+    await engine.open("a", { id: "fa", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: true });
+    await engine.open("b", { id: "fb", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: true });
+    await until(() => a.status()?.type === "status" && a.status()!.status === "live" && b.status()!.status === "live");
+
+    const receipts = [];
+    for (let n = 1; n <= 5; n++) receipts.push(await topic.publish({ tenantId: "acme", data: { n } }));
+    await topic.publish({ tenantId: "globex", data: { n: 99 } });
+    const expected = receipts.map((r) => r.streamSequence);
+    await until(() => a.sequences("fa").length === 5 && b.sequences("fb").length === 5);
+    expect(a.sequences("fa")).toEqual(expected);
+    expect(b.sequences("fb")).toEqual(expected);
+    expect(bridge.connectionCount).toBe(1);
+    expect(series(bridge, 'tidemark_bridge_subscriptions{mode="hub"}')).toBe(1);
+    expect(series(bridge, "tidemark_bridge_events_delivered_total")).toBe(5);
+    // Exactly one of the two tabs was told to perform the effects.
+    const effects = [a, b].map((t) => t.messages.filter((m) => m.type === "items" && m.effects).length);
+    expect(effects.filter((n) => n > 0)).toHaveLength(1);
+    expect((await engine.stats()).tabs).toBe(2);
+  });
+
+  it("engine - resumes from its cursor after the bridge restarts, with no hole and no duplicate", async () => {
+    const first = await startBridge();
+    const port = first.server.port;
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", port);
+    await engine.open("t", { id: "f", mode: "hub", topic: "engine.feed", tenantId: "globex", effects: false });
+    await until(() => tab.status()?.type === "status" && tab.status()!.status === "live");
+    const before = (await topic.publish({ tenantId: "globex", data: { n: 1 } })).streamSequence;
+    await until(() => tab.sequences("f").length === 1);
+
+    await first.server.close();
+    running.splice(running.indexOf(first), 1);
+    await until(() => tab.status()?.type === "status" && tab.status()!.status !== "live");
+    const missed = [];
+    for (let n = 2; n <= 4; n++) missed.push((await topic.publish({ tenantId: "globex", data: { n } })).streamSequence);
+
+    await startBridge(port);
+    await until(() => tab.sequences("f").length === 4);
+    const after = (await topic.publish({ tenantId: "globex", data: { n: 5 } })).streamSequence;
+    await until(() => tab.sequences("f").length === 5);
+    expect(tab.sequences("f")).toEqual([before, ...missed, after]);
+    expect((await engine.stats()).socketsOpened).toBeGreaterThanOrEqual(2);
+  });
+
+  it("engine - a refused feed reaches its tabs with its code, the others go on", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", server.port);
+    await engine.open("t", { id: "no", mode: "hub", topic: "engine.feed", tenantId: "initech", effects: false });
+    await engine.open("t", { id: "yes", mode: "live", topic: "engine.feed", tenantId: "acme", effects: false });
+    await until(() => tab.errors("no").length === 1);
+    expect(tab.errors("no")[0]).toMatchObject({ code: "FORBIDDEN" });
+    // A refused feed does not hold the tab back from `live`.
+    await until(() => tab.status()?.type === "status" && tab.status()!.status === "live");
+    const sequence = (await topic.publish({ tenantId: "acme", data: { n: 7 } })).streamSequence;
+    await until(() => tab.sequences("yes").length === 1);
+    expect(tab.sequences("yes")).toEqual([sequence]);
+    expect(series(bridge, 'tidemark_bridge_subscriptions{mode="live"}')).toBe(1);
+  });
+
+  it("engine - the last tab to leave ends the server subscription and closes the socket", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", server.port);
+    await engine.open("t", { id: "f", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: false });
+    await until(() => tab.status()?.type === "status" && tab.status()!.status === "live");
+    expect(bridge.connectionCount).toBe(1);
+    await engine.close("t", "f");
+    await until(() => series(bridge, 'tidemark_bridge_subscriptions{mode="hub"}') === 0);
+    expect(bridge.connectionCount).toBe(1);
+    await engine.detach("t");
+    await until(() => bridge.connectionCount === 0);
+  });
+});
