@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Cursor } from "@tidemark/shared";
-import { decodeDeadLetterRecord, describeError, encodeDeadLetter, MAX_ERROR_MESSAGE, toDeadLetter, type DeadLetterRecord } from "./dead-letter.js";
+import {
+  decodeDeadLetterRecord,
+  describeError,
+  encodeDeadLetter,
+  MAX_ERROR_MESSAGE_BYTES,
+  MAX_ERROR_NAME_BYTES,
+  toDeadLetter,
+  type DeadLetterRecord,
+} from "./dead-letter.js";
 
 describe("dead-letter records", () => {
   it("dead-letter - describes Errors, error-like objects and any thrown value", () => {
@@ -17,7 +25,21 @@ describe("dead-letter records", () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(describeError(cyclic)).toEqual({ name: "NonError", message: "[object Object]" });
-    expect(describeError(new Error("x".repeat(10_000))).message.length).toBe(MAX_ERROR_MESSAGE);
+    const bytes = (text: string) => new TextEncoder().encode(JSON.stringify(text)).length - 2;
+    const long = describeError(new Error("x".repeat(10_000)));
+    expect(long.message.endsWith("…")).toBe(true);
+    expect(bytes(long.message)).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_BYTES);
+    expect(long.message.length).toBeGreaterThan(MAX_ERROR_MESSAGE_BYTES / 2);
+    // Control characters escape to 6 bytes each, CJK takes 3: the cap is in encoded bytes.
+    for (const unit of ["\u0001", "漢", "😀"]) {
+      const e = Object.assign(new Error(unit.repeat(5_000)), { name: unit.repeat(1_000) });
+      const d = describeError(e);
+      expect(bytes(d.message)).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_BYTES);
+      expect(bytes(d.name)).toBeLessThanOrEqual(MAX_ERROR_NAME_BYTES);
+      expect(d.message.startsWith(unit)).toBe(true);
+      expect(d.message).not.toMatch(/[\uD800-\uDBFF]…$/);
+    }
+    expect(describeError(new Error("short")).message).toBe("short");
   });
 
   it("dead-letter - a record round-trips and keeps the whole event", () => {

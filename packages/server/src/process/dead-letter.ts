@@ -6,9 +6,13 @@
 import type { Cursor, TidemarkEvent } from "@tidemark/shared";
 import type { DeadLetter } from "../core/types.js";
 
-/** Longest error name and message kept, in characters (a letter must fit the stream's message limit). */
-export const MAX_ERROR_NAME = 200;
-export const MAX_ERROR_MESSAGE = 2_000;
+/**
+ * Largest error name and message kept, in bytes once JSON-encoded (an escaped control
+ * character takes 6): with the event, a letter must fit the stream's message limit,
+ * `maxPayloadBytes` + 4 KiB.
+ */
+export const MAX_ERROR_NAME_BYTES = 200;
+export const MAX_ERROR_MESSAGE_BYTES = 2_000;
 
 /** Stored body of a dead letter (and of a redriven one). */
 export interface DeadLetterRecord {
@@ -35,7 +39,7 @@ export function describeError(err: unknown): { name: string; message: string } {
   } else {
     message = stringify(err);
   }
-  return { name: truncate(name, MAX_ERROR_NAME), message: truncate(message, MAX_ERROR_MESSAGE) };
+  return { name: fit(name, MAX_ERROR_NAME_BYTES), message: fit(message, MAX_ERROR_MESSAGE_BYTES) };
 }
 
 function stringify(value: unknown): string {
@@ -50,8 +54,24 @@ function stringify(value: unknown): string {
   }
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+const encoder = new TextEncoder();
+const encodedBytes = (text: string) => encoder.encode(JSON.stringify(text)).length - 2;
+
+/** `text`, cut (with an ellipsis) until its JSON encoding takes at most `maxBytes`. */
+function fit(text: string, maxBytes: number): string {
+  if (text.length <= maxBytes / 6 || encodedBytes(text) <= maxBytes) return text;
+  const cutAt = (n: number) => {
+    // Never split a surrogate pair (it would become a lone, escaped surrogate).
+    const code = text.charCodeAt(n - 1);
+    return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n)}…`;
+  };
+  let cut = Math.min(text.length, maxBytes);
+  let out = cutAt(cut);
+  while (encodedBytes(out) > maxBytes) {
+    cut = Math.floor(cut * 0.8);
+    out = cutAt(cut);
+  }
+  return out;
 }
 
 /** Serialises a record (the event's data is JSON already: it came from a JSON envelope). */

@@ -104,4 +104,32 @@ describe("process retries", () => {
     const [letter] = await letters();
     expect(letter).toMatchObject({ attempts: 1, error: { name: "InvalidArgumentError" }, event: { streamSequence: 1, data: "not json" } });
   });
+
+  it("process - a letter always fits the dead-letter stream: largest event, longest tenant, an error that JSON-escapes to many bytes", async () => {
+    const maxPayloadBytes = 8 * 1024;
+    const topic = fx.topic<string>({ maxPayloadBytes, retention: { maxAgeMs: 3600_000, maxBytes: 1024 ** 2 } });
+    const tenantId = "é".repeat(128); // 256 UTF-8 bytes, encoded in the subject
+    // The largest data the envelope allows.
+    let size = maxPayloadBytes;
+    for (;;) {
+      try {
+        await topic.publish({ data: "x".repeat(size), tenantId });
+        break;
+      } catch {
+        size -= 16;
+      }
+    }
+    const worker = await topic.process({ consumer: "big", start: "earliest", delivery: { maxAttempts: 1, backoffMs: [] } }, () => {
+      const e = new Error("\u0001".repeat(50_000));
+      e.name = "\u0002".repeat(5_000);
+      throw e;
+    });
+    const letters = () => collect(topic.deadLetters({ consumer: "big" }).replay());
+    await until(async () => (await letters()).length === 1, 10_000, "the letter");
+    await worker.stop();
+    const [letter] = await letters();
+    expect(letter?.event.data).toHaveLength(size);
+    expect(letter?.event.tenantId).toBe(tenantId);
+    expect(letter?.error.message.startsWith("\u0001")).toBe(true);
+  });
 });
