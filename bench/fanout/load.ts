@@ -1,0 +1,168 @@
+/**
+ * The load generator of the fan-out benchmark, a process of its own: opens the client
+ * connections (Tidemark protocol, raw ws, or Socket.IO), counts deliveries and records the
+ * publish-to-delivery latency of each. Driven by the orchestrator over IPC.
+ */
+import { WebSocket } from "./ws.js";
+import { io, type Socket } from "socket.io-client";
+import { Histogram, TOPIC, now, tenantOf, type Impl } from "./shared.js";
+
+interface Client {
+  tenant: string;
+  cursor?: string;
+  events: number;
+  close(): void;
+}
+
+const send = (msg: unknown) => process.send!(msg);
+let clients: Client[] = [];
+let hist = new Histogram();
+let delivered = 0;
+let lastAt = 0;
+let target = Infinity;
+let onTarget: (() => void) | undefined;
+
+function record(t: number): void {
+  const at = now();
+  hist.add(at - t);
+  delivered++;
+  lastAt = at;
+  if (delivered >= target && onTarget) {
+    const f = onTarget;
+    onTarget = undefined;
+    f();
+  }
+}
+
+/** Opens one client; resolves when it is subscribed (bridge: caught up). */
+function open(impl: Impl, port: number, tenant: string, cursor?: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const client: Client = { tenant, cursor, events: 0, close: () => undefined };
+    if (impl === "socketio") {
+      const socket: Socket = io(`http://127.0.0.1:${port}`, {
+        transports: ["websocket"],
+        query: { tenant },
+        reconnection: false,
+        forceNew: true,
+      });
+      client.close = () => socket.disconnect();
+      socket.on("subscribed", () => resolve(client));
+      socket.on("event", (frame: string) => {
+        client.events++;
+        record((JSON.parse(frame) as { event: { data: { t: number } } }).event.data.t);
+      });
+      socket.on("connect_error", reject);
+      return;
+    }
+    const url = impl === "ws" ? `ws://127.0.0.1:${port}/?tenant=${tenant}` : `ws://127.0.0.1:${port}/ws`;
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    client.close = () => ws.terminate();
+    ws.on("error", reject);
+    ws.on("open", () => {
+      if (impl !== "bridge") return;
+      ws.send(JSON.stringify({ type: "hello", v: 1, token: `u${tenant}` }));
+      ws.send(JSON.stringify({ type: "subscribe", id: "s", topic: TOPIC, tenantId: tenant, mode: "hub", cursor: client.cursor }));
+    });
+    ws.on("message", (data) => {
+      const frame = JSON.parse(data.toString()) as {
+        type: string;
+        cursor?: string;
+        event?: { cursor: string; data: { t: number } };
+      };
+      switch (frame.type) {
+        case "event":
+          client.events++;
+          client.cursor = frame.event!.cursor;
+          record(frame.event!.data.t);
+          return;
+        case "caught_up":
+          client.cursor = frame.cursor;
+          resolve(client);
+          return;
+        case "subscribed":
+          if (impl === "ws") resolve(client);
+          return;
+        case "ping":
+          ws.send('{"type":"pong"}');
+          return;
+        case "error":
+        case "reset":
+          console.error("load: unexpected frame", frame);
+          return;
+      }
+    });
+  });
+}
+
+/** Opens a client, retrying refused or reset connects (as real clients do) a few times. */
+async function openRetrying(impl: Impl, port: number, tenant: string, cursor?: string): Promise<Client> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await open(impl, port, tenant, cursor);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+    }
+  }
+}
+
+async function connectAll(impl: Impl, port: number, n: number, tenants: number, wave: number): Promise<number> {
+  const start = now();
+  for (let i = 0; i < n; i += wave) {
+    const batch = Array.from({ length: Math.min(wave, n - i) }, (_, k) => openRetrying(impl, port, tenantOf(i + k, tenants)));
+    clients.push(...(await Promise.all(batch)));
+  }
+  return now() - start;
+}
+
+process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => {
+  switch (msg.cmd) {
+    case "connect": {
+      const ms = await connectAll(msg.impl as Impl, msg.port as number, msg.n as number, msg.tenants as number, (msg.wave as number) ?? 500);
+      send({ cmd: "connected", ms });
+      return;
+    }
+    case "expect": {
+      // counters start now; reply when `count` deliveries arrived (or at the timeout)
+      hist = new Histogram();
+      delivered = 0;
+      lastAt = 0;
+      target = msg.count as number;
+      const done = new Promise<void>((r) => (onTarget = r));
+      send({ cmd: "expecting" });
+      await Promise.race([done, new Promise((r) => setTimeout(r, msg.timeoutMs as number))]);
+      onTarget = undefined;
+      target = Infinity;
+      send({ cmd: "delivered", delivered, lastAt, hist: hist.toJSON() });
+      return;
+    }
+    case "disconnect": {
+      for (const c of clients) c.close();
+      if (!msg.keep) clients = [];
+      send({ cmd: "disconnected" });
+      return;
+    }
+    case "resume": {
+      // every client reconnects at once with its saved cursor and waits for caught_up
+      const saved = clients;
+      clients = [];
+      hist = new Histogram();
+      delivered = 0;
+      const start = now();
+      const resumed = await Promise.all(
+        saved.map((c) => openRetrying("bridge", msg.port as number, c.tenant, c.cursor)),
+      );
+      const ms = now() - start;
+      clients = resumed;
+      const perClient = resumed.map((c) => c.events);
+      send({ cmd: "resumed", ms, min: Math.min(...perClient), max: Math.max(...perClient), delivered });
+      return;
+    }
+    case "close":
+      for (const c of clients) c.close();
+      send({ cmd: "closed" });
+      setTimeout(() => process.exit(0), 50);
+      return;
+  }
+});
+send({ cmd: "ready" });
