@@ -1,0 +1,47 @@
+import { describe, it, expect } from "vitest";
+import { EventFrames, parseClientFrame, ProtocolError } from "./frames.js";
+import type { TidemarkEvent } from "@tidemark/shared";
+
+describe("frames", () => {
+  it("frames - parses every client frame and drops unknown fields", () => {
+    expect(parseClientFrame('{"type":"hello","v":1,"token":"t","x":1}')).toEqual({ type: "hello", v: 1, token: "t" });
+    expect(parseClientFrame('{"type":"subscribe","id":"a","topic":"n","mode":"hub","cursor":"s6t.x"}')).toEqual({
+      type: "subscribe",
+      id: "a",
+      topic: "n",
+      tenantId: undefined,
+      mode: "hub",
+      cursor: "s6t.x",
+    });
+    expect(parseClientFrame('{"type":"unsubscribe","id":"a"}')).toEqual({ type: "unsubscribe", id: "a" });
+    expect(parseClientFrame('{"type":"refresh","token":"t2"}')).toEqual({ type: "refresh", token: "t2" });
+    expect(parseClientFrame('{"type":"ping"}')).toEqual({ type: "ping" });
+  });
+
+  it("frames - refuses malformed JSON, unknown types, bad fields and other versions", () => {
+    for (const bad of [
+      "{",
+      "null",
+      "[]",
+      '"hello"',
+      '{"type":"nope"}',
+      '{"type":"hello","v":2}',
+      '{"type":"subscribe","id":"a","topic":"n","mode":"push"}',
+      '{"type":"subscribe","id":"","topic":"n","mode":"hub"}',
+      `{"type":"subscribe","id":"${"x".repeat(129)}","topic":"n","mode":"hub"}`,
+      '{"type":"subscribe","id":"a","topic":"n","mode":"hub","tenantId":5}',
+      '{"type":"refresh"}',
+    ]) {
+      expect(() => parseClientFrame(bad), bad).toThrow(ProtocolError);
+    }
+  });
+
+  it("frames - an event frame is serialised once per (event, hub)", () => {
+    const frames = new EventFrames();
+    const event = { eventId: "i-1", cursor: "s6t.c", streamSequence: 1, data: { a: 1 }, publishedAt: 5 } as unknown as TidemarkEvent;
+    const a = frames.frame("h1", event);
+    expect(JSON.parse(a)).toEqual({ type: "event", hub: "h1", event });
+    expect(frames.frame("h1", event)).toBe(a);
+    expect(JSON.parse(frames.frame("h2", event)).hub).toBe("h2");
+  });
+});
