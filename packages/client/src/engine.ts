@@ -8,13 +8,15 @@ import { Connection } from "./connection.js";
 import { pickEffectTab } from "./effects.js";
 import { FeedLog, feedKey } from "./feed-log.js";
 import { tabStatus, type ConnState, type Status } from "./state.js";
+import { Saver } from "./saver.js";
 import { openStore, type FeedStore } from "./store.js";
+import { TokenSource, type TokenProvider } from "./tokens.js";
 import type { EngineApi, EngineConfig, EngineStats, FeedItem, OpenRequest, TabMessage } from "./types.js";
 
 interface Tab {
   id: string;
   listener: (message: TabMessage) => void;
-  getToken: (() => string | Promise<string>) | undefined;
+  getToken: TokenProvider | undefined;
   focused: boolean;
   focusedAt: number;
   order: number;
@@ -41,12 +43,10 @@ interface Feed {
   /** Id of the server subscription on the current socket. */
   wireId: string | undefined;
   caughtUp: boolean;
-  dirty: boolean;
   /** A refusal that stands until a tab opens the feed again. */
   refused: ErrorPayload | undefined;
 }
 
-const TOKEN_TIMEOUT_MS = 10_000;
 const SAVE_DELAY_MS = 100;
 
 /** @internal */
@@ -62,12 +62,9 @@ export class Engine implements EngineApi {
   private nextWire = 0;
   private nextOrder = 0;
   private connectionId: string | undefined;
-  private token: string | undefined;
-  private tokenFlight: Promise<string | undefined> | undefined;
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private tokens: TokenSource | undefined;
+  private saver: Saver | undefined;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
-  private saveTimer: ReturnType<typeof setTimeout> | undefined;
-  private saving: Promise<void> = Promise.resolve();
   private readonly outbox = new Map<Feed, FeedItem[]>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -185,17 +182,15 @@ export class Engine implements EngineApi {
   async shutdown(): Promise<void> {
     for (const tab of [...this.tabs.values()]) this.dropTab(tab);
     this.conn?.dispatch({ type: "stop" });
-    for (const t of [this.sweepTimer, this.refreshTimer]) if (t !== undefined) clearInterval(t);
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    this.tokens?.stop();
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     await this.flush();
   }
 
   /** Writes pending history now (the leader tab calls this on pagehide). */
   flush(): Promise<void> {
-    if (this.saveTimer !== undefined) clearTimeout(this.saveTimer);
-    this.saveTimer = undefined;
-    this.persist();
-    return this.saving;
+    return this.saver?.flush() ?? Promise.resolve();
   }
 
   // ---- setup and tabs ----
@@ -204,11 +199,18 @@ export class Engine implements EngineApi {
     if (this.config) return;
     this.config = config;
     this.store = openStore(config.database);
+    this.saver = new Saver(this.store, SAVE_DELAY_MS);
+    // The focused tab first, then the longest-attached one.
+    const providers = () =>
+      [...this.tabs.values()]
+        .sort((a, b) => Number(b.focused) - Number(a.focused) || a.order - b.order)
+        .flatMap((t) => (t.getToken ? [t.getToken] : []));
+    this.tokens = new TokenSource(providers, config.tokenRefreshMs, (token) => this.conn?.send({ type: "refresh", token }));
     this.conn = new Connection(config.url, config.backoff, {
-      token: () => this.getToken(false),
+      token: () => this.tokens!.get(),
       welcome: (frame) => {
         this.connectionId = frame.connectionId;
-        this.scheduleRefresh(frame.expiresAt);
+        this.tokens!.schedule(frame.expiresAt);
         for (const feed of this.feeds.values()) this.subscribe(feed);
         this.broadcastStatus();
       },
@@ -216,7 +218,7 @@ export class Engine implements EngineApi {
       state: (state) => this.stateChanged(state),
       closed: (code) => {
         // 4401: the token was refused or expired; the next connect asks a tab for a new one.
-        if (code === 4401) this.token = undefined;
+        if (code === 4401) this.tokens!.forget();
       },
     });
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, config.tabTimeoutMs / 3));
@@ -262,7 +264,6 @@ export class Engine implements EngineApi {
       members: new Set(),
       wireId: undefined,
       caughtUp: false,
-      dirty: false,
       refused: undefined,
     };
     // Live feeds keep a few items only, for duplicate checks.
@@ -270,8 +271,8 @@ export class Engine implements EngineApi {
     feed.loaded = (async () => {
       let saved;
       if (request.mode === "hub") {
-        // A feed closed a moment ago may still be writing.
-        await this.saving;
+        // A feed closed a moment ago may still have unwritten items: write them first.
+        await this.saver!.flush();
         saved = await this.store!.load(key).catch(() => undefined);
       }
       feed.log = new FeedLog(saved ?? { key, lastN: 0, items: [] }, limit);
@@ -291,10 +292,6 @@ export class Engine implements EngineApi {
       this.wire.delete(feed.wireId);
     }
     for (const set of this.hubs.values()) set.delete(feed);
-    if (feed.dirty) {
-      this.closedDirty.add(feed);
-      this.scheduleSave(0);
-    }
   }
 
   private subscribe(feed: Feed): void {
@@ -351,7 +348,7 @@ export class Engine implements EngineApi {
         if (feed.request.mode === "hub" && feed.log && frame.cursor) {
           // A watermark: keeps an idle tenant's cursor ahead of retention.
           feed.log.addWatermark(frame.cursor);
-          this.markDirty(feed);
+          this.saver!.mark(feed.log);
         }
         if (!this.wasLive && this.allCaughtUp()) this.wasLive = true;
         for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "caught_up", sub: m.subId });
@@ -367,7 +364,7 @@ export class Engine implements EngineApi {
       case "unsubscribed":
       case "error": {
         if (frame.id === undefined) {
-          if (frame.code === ErrorCode.Unauthorized) this.token = undefined;
+          if (frame.code === ErrorCode.Unauthorized) this.tokens!.forget();
           return;
         }
         const feed = this.wire.get(frame.id);
@@ -379,7 +376,7 @@ export class Engine implements EngineApi {
         return;
       }
       case "refreshed":
-        this.scheduleRefresh(frame.expiresAt);
+        this.tokens!.schedule(frame.expiresAt);
         return;
       default:
         return;
@@ -395,7 +392,7 @@ export class Engine implements EngineApi {
     switch (code) {
       case ErrorCode.Unauthorized:
         // Once per profile: one refresh serves every feed and tab.
-        void this.refreshToken().then(() => this.subscribe(feed));
+        void this.tokens!.refresh().then(() => this.subscribe(feed));
         return;
       case ErrorCode.BrokerUnavailable:
       case ErrorCode.Internal:
@@ -423,7 +420,7 @@ export class Engine implements EngineApi {
     const queued = this.outbox.get(feed);
     if (queued) queued.push(...items);
     else this.outbox.set(feed, items.slice());
-    this.markDirty(feed);
+    if (feed.request.mode === "hub" && feed.log) this.saver!.mark(feed.log);
     this.flushTimer ??= setTimeout(() => this.flushOutbox(), 0);
   }
 
@@ -485,98 +482,4 @@ export class Engine implements EngineApi {
       // A tab that cannot be reached is dropped by the heartbeat sweep.
     }
   }
-
-  // ---- tokens ----
-
-  /** The token for `hello`: cached, else asked of one tab (the focused one first). */
-  private getToken(force: boolean): Promise<string | undefined> {
-    if (!force && this.token !== undefined) return Promise.resolve(this.token);
-    if (this.tokenFlight) return this.tokenFlight;
-    const tabs = [...this.tabs.values()].filter((t) => t.getToken).sort((a, b) => Number(b.focused) - Number(a.focused) || a.order - b.order);
-    if (tabs.length === 0) return Promise.resolve(undefined);
-    this.tokenFlight = (async () => {
-      let lastError: unknown;
-      for (const tab of tabs) {
-        try {
-          const token = await withTimeout(Promise.resolve(tab.getToken!()), TOKEN_TIMEOUT_MS);
-          this.token = token;
-          return token;
-        } catch (err) {
-          lastError = err;
-        }
-      }
-      throw lastError;
-    })().finally(() => {
-      this.tokenFlight = undefined;
-    });
-    return this.tokenFlight;
-  }
-
-  private async refreshToken(): Promise<void> {
-    const token = await this.getToken(true).catch(() => undefined);
-    if (token !== undefined) this.conn?.send({ type: "refresh", token });
-  }
-
-  private scheduleRefresh(expiresAt: number | undefined): void {
-    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
-    this.refreshTimer = undefined;
-    const every = this.config!.tokenRefreshMs;
-    // Refresh at 80% of the remaining life, or on the configured period, whichever comes first.
-    const byExpiry = expiresAt !== undefined ? Math.max(1_000, (expiresAt - Date.now()) * 0.8) : Infinity;
-    const delay = Math.min(byExpiry, every > 0 ? every : Infinity);
-    if (delay === Infinity) return;
-    this.refreshTimer = setTimeout(() => void this.refreshToken(), delay);
-  }
-
-  // ---- persistence ----
-
-  private markDirty(feed: Feed): void {
-    if (feed.request.mode !== "hub") return;
-    feed.dirty = true;
-    // Each save writes the feed's whole record; a burst is saved a few times, not per event.
-    // What a crash loses here is re-fetched from the cursor saved before.
-    this.scheduleSave(SAVE_DELAY_MS);
-  }
-
-  private scheduleSave(ms: number): void {
-    if (this.saveTimer !== undefined) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      this.persist();
-    }, ms);
-  }
-
-  private persist(): void {
-    const batch = [...this.feeds.values(), ...this.orphans()].filter((f) => f.dirty && f.log);
-    if (batch.length === 0) return;
-    const saved = batch.map((f) => {
-      f.dirty = false;
-      return f.log!.save();
-    });
-    this.saving = this.saving.then(() => Promise.all(saved.map((s) => this.store!.save(s).catch(() => undefined)))).then(() => undefined);
-  }
-
-  /** Feeds closed since the last save whose last items are not written yet. */
-  private readonly closedDirty = new Set<Feed>();
-  private orphans(): Feed[] {
-    const list = [...this.closedDirty];
-    this.closedDirty.clear();
-    return list;
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }
