@@ -6,7 +6,7 @@
 import { ErrorCode, type ErrorPayload, type ServerFrame } from "@tidemark/shared";
 import { Connection } from "./connection.js";
 import { pickEffectTab } from "./effects.js";
-import { FeedLog, feedKey } from "./feed-log.js";
+import { FeedLog, feedKey, isSavedFeed } from "./feed-log.js";
 import { tabStatus, type ConnState, type Status } from "./state.js";
 import { Saver } from "./saver.js";
 import { openStore, type FeedStore } from "./store.js";
@@ -275,7 +275,8 @@ export class Engine implements EngineApi {
         await this.saver!.flush();
         saved = await this.store!.load(key).catch(() => undefined);
       }
-      feed.log = new FeedLog(saved ?? { key, lastN: 0, items: [] }, limit);
+      // A record this version cannot read (older schema, corrupted) is ignored, not fatal.
+      feed.log = new FeedLog(isSavedFeed(saved) ? saved : { key, lastN: 0, items: [] }, limit);
       if (this.feeds.get(key) === feed) this.subscribe(feed);
     })();
     this.feeds.set(key, feed);

@@ -1,6 +1,6 @@
 import { encodeCursor, type TidemarkEvent } from "@tidemark/shared";
 import { describe, expect, it } from "vitest";
-import { FeedLog, TabView, feedKey } from "./feed-log.js";
+import { FeedLog, TabView, feedKey, isSavedFeed } from "./feed-log.js";
 import type { FeedItem } from "./types.js";
 
 const cursor = (sequence: number, incarnation = "inc1") => encodeCursor({ namespace: "ns", topic: "t", incarnation, sequence });
@@ -99,5 +99,18 @@ describe("feed log watermark", () => {
     expect(log.cursor).toBe(cursor(9));
     expect(log.addEvent(event(8))).toBeUndefined();
     expect(log.addEvent(event(10))).toMatchObject({ n: 2 });
+  });
+});
+
+describe("saved feed", () => {
+  it("saved feed - a record of another shape is not taken for one", () => {
+    const log = new FeedLog(empty(), 10);
+    log.addEvent(event(1));
+    log.addGap("retention_gap", cursor(5), "x");
+    expect(isSavedFeed(structuredClone(log.save()))).toBe(true);
+    expect(isSavedFeed(undefined)).toBe(false);
+    expect(isSavedFeed({ key: "k", lastN: "1", items: [] })).toBe(false);
+    expect(isSavedFeed({ key: "k", lastN: 1, items: [{ kind: "event", n: 1 }] })).toBe(false);
+    expect(isSavedFeed({ key: "k", lastN: 1, cursor: 5, items: [] })).toBe(false);
   });
 });

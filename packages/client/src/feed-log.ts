@@ -131,6 +131,20 @@ export class TabView<T = unknown> {
   }
 }
 
+/** True when a stored value has the shape of a {@link SavedFeed}. */
+export function isSavedFeed(value: unknown): value is SavedFeed {
+  const v = value as SavedFeed | null | undefined;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof v.key === "string" &&
+    Number.isSafeInteger(v.lastN) &&
+    (v.cursor === undefined || typeof v.cursor === "string") &&
+    Array.isArray(v.items) &&
+    v.items.every((i) => typeof i === "object" && i !== null && typeof i.n === "number" && (i.kind === "event" ? typeof i.event?.eventId === "string" : i.kind === "gap"))
+  );
+}
+
 /** The engine's key of a feed. */
 export function feedKey(mode: "hub" | "live", topic: string, tenantId: string | undefined): string {
   return JSON.stringify([mode, topic, tenantId ?? null]);
