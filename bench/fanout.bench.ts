@@ -19,7 +19,7 @@ const TENANTS = 100;
 const SIZES = (process.env.FANOUT_SIZES ?? "2000,10000").split(",").map(Number);
 const IMPLS = (process.env.FANOUT_IMPLS ?? "ws,bridge,socketio").split(",") as Impl[];
 const LATENCY_RATE = 100; // events/s during the latency phase
-const LATENCY_SECONDS = 3;
+const LATENCY_SECONDS = 5;
 const BURST = 2_000; // events published as fast as possible during the throughput phase
 const STORM_CLIENTS = 5_000;
 const STORM_BEHIND = 50;
@@ -86,8 +86,19 @@ interface Result {
 async function run(load: Proc, impl: Impl, n: number): Promise<Result> {
   const server = start("./server.ts", [impl, nats.url], ["--expose-gc", ...(process.env.FANOUT_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.FANOUT_PROF}`] : [])], true);
   const ready = await server.wait<{ port: number; rss: number; heap: number }>("ready");
-  const { ms: connectMs } = await load.ask<{ ms: number }>({ cmd: "connect", impl, port: ready.port, n, tenants: TENANTS }, "connected", 180_000);
-  await new Promise((r) => setTimeout(r, 1_000));
+  // Memory per idle connection is the slope between half and all of the connections: the
+  // fixed costs (one follower per tenant, code compiled on first use) fall out.
+  const half = n / 2;
+  const first = await load.ask<{ ms: number }>({ cmd: "connect", impl, port: ready.port, n: half, tenants: TENANTS }, "connected", 180_000);
+  await new Promise((r) => setTimeout(r, 500));
+  const memHalf = await server.ask<{ rss: number; heap: number }>({ cmd: "memory" }, "memory");
+  const second = await load.ask<{ ms: number }>(
+    { cmd: "connect", impl, port: ready.port, n: n - half, tenants: TENANTS, offset: half },
+    "connected",
+    180_000,
+  );
+  const connectMs = first.ms + second.ms;
+  await new Promise((r) => setTimeout(r, 500));
   const mem = await server.ask<{ rss: number; heap: number }>({ cmd: "memory" }, "memory");
   const inUse = await consumers();
   const perTenant = n / TENANTS;
@@ -108,11 +119,15 @@ async function run(load: Proc, impl: Impl, n: number): Promise<Result> {
 
   // throughput: a burst published as fast as the publisher can, until every delivery arrived
   const burstExpected = BURST * perTenant;
-  const burst = load.ask<{ delivered: number; lastAt: number }>({ cmd: "expect", count: burstExpected, timeoutMs: 60_000 }, "delivered", 90_000);
+  const burst = load.ask<{ delivered: number; firstAt: number; lastAt: number }>({ cmd: "expect", count: burstExpected, timeoutMs: 60_000 }, "delivered", 90_000);
   await load.wait("expecting");
   const b0 = now();
   await publishBurst(impl, BURST);
+  const published = now();
   const result = await burst;
+  if (process.env.FANOUT_DEBUG) {
+    console.error(`    burst: published in ${(published - b0).toFixed(0)} ms, first delivery at ${(result.firstAt - b0).toFixed(0)} ms, last at ${(result.lastAt - b0).toFixed(0)} ms`);
+  }
 
   await load.ask({ cmd: "disconnect" }, "disconnected");
   await server.ask({ cmd: "stop" }, "stopped");
@@ -120,8 +135,8 @@ async function run(load: Proc, impl: Impl, n: number): Promise<Result> {
     impl,
     n,
     connectMs,
-    perConnRss: (mem.rss - ready.rss) / n,
-    perConnHeap: (mem.heap - ready.heap) / n,
+    perConnRss: (mem.rss - memHalf.rss) / (n - half),
+    perConnHeap: (mem.heap - memHalf.heap) / (n - half),
     consumers: inUse,
     p50: h.quantile(0.5),
     p99: h.quantile(0.99),

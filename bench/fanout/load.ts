@@ -19,6 +19,7 @@ let clients: Client[] = [];
 let hist = new Histogram();
 let delivered = 0;
 let lastAt = 0;
+let firstAt = 0;
 let target = Infinity;
 let onTarget: (() => void) | undefined;
 
@@ -26,6 +27,7 @@ function record(t: number): void {
   const at = now();
   hist.add(at - t);
   delivered++;
+  if (firstAt === 0) firstAt = at;
   lastAt = at;
   if (delivered >= target && onTarget) {
     const f = onTarget;
@@ -106,10 +108,10 @@ async function openRetrying(impl: Impl, port: number, tenant: string, cursor?: s
   }
 }
 
-async function connectAll(impl: Impl, port: number, n: number, tenants: number, wave: number): Promise<number> {
+async function connectAll(impl: Impl, port: number, n: number, tenants: number, wave: number, offset: number): Promise<number> {
   const start = now();
   for (let i = 0; i < n; i += wave) {
-    const batch = Array.from({ length: Math.min(wave, n - i) }, (_, k) => openRetrying(impl, port, tenantOf(i + k, tenants)));
+    const batch = Array.from({ length: Math.min(wave, n - i) }, (_, k) => openRetrying(impl, port, tenantOf(offset + i + k, tenants)));
     clients.push(...(await Promise.all(batch)));
   }
   return now() - start;
@@ -118,7 +120,14 @@ async function connectAll(impl: Impl, port: number, n: number, tenants: number, 
 process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => {
   switch (msg.cmd) {
     case "connect": {
-      const ms = await connectAll(msg.impl as Impl, msg.port as number, msg.n as number, msg.tenants as number, (msg.wave as number) ?? 500);
+      const ms = await connectAll(
+        msg.impl as Impl,
+        msg.port as number,
+        msg.n as number,
+        msg.tenants as number,
+        (msg.wave as number) ?? 500,
+        (msg.offset as number) ?? 0,
+      );
       send({ cmd: "connected", ms });
       return;
     }
@@ -127,13 +136,14 @@ process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => 
       hist = new Histogram();
       delivered = 0;
       lastAt = 0;
+      firstAt = 0;
       target = msg.count as number;
       const done = new Promise<void>((r) => (onTarget = r));
       send({ cmd: "expecting" });
       await Promise.race([done, new Promise((r) => setTimeout(r, msg.timeoutMs as number))]);
       onTarget = undefined;
       target = Infinity;
-      send({ cmd: "delivered", delivered, lastAt, hist: hist.toJSON() });
+      send({ cmd: "delivered", delivered, firstAt, lastAt, hist: hist.toJSON() });
       return;
     }
     case "disconnect": {
