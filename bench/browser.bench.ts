@@ -1,8 +1,10 @@
 /**
  * The browser client in Debian's Chromium: 10 tabs of the demo, 1,000 events published.
- *   subject:  the default client (one SharedWorker holds the profile's only WebSocket)
- *   baseline: the same page forced to one WebSocket per tab (`?transport=direct`, the client's
- *             last resort) — what a page that opens its own socket costs
+ *   shared worker: the default client (one SharedWorker holds the profile's only WebSocket)
+ *   leader tab:    the fallback without SharedWorker (`?transport=leader`: a Web Locks leader
+ *                  holds the socket and serves the other tabs over BroadcastChannel)
+ *   socket per tab (baseline): the page forced to one WebSocket per tab (`?transport=direct`,
+ *                  the client's last resort) — what a page that opens its own socket costs
  * Reported per side (median of the rounds): WebSocket connections the server counts, time from
  * the start of publishing until every tab has rendered all 1,000 events, JS heap of the tabs,
  * and the SharedWorker's JS heap (CDP Runtime.getHeapUsage, after a forced GC).
@@ -14,24 +16,34 @@ import { median } from "./lib/measure.js";
 import { environment } from "./lib/table.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const { subject, baseline, chromium } = await measure(ROUNDS);
+const { samples, chromium } = await measure(ROUNDS);
+const { auto: subject, leader, direct: baseline } = samples;
 
 const med = (xs: Sample[], f: (s: Sample) => number | undefined) => median(xs.map(f).filter((v): v is number => v !== undefined));
-const rows: [string, number, number | undefined, string][] = [
-  [`server publishes ${EVENTS.toLocaleString("en-US")} events (floor of the next row)`, med(subject, (s) => s.publishMs), med(baseline, (s) => s.publishMs), "ms"],
-  ["WebSocket connections on the server", med(subject, (s) => s.connections), med(baseline, (s) => s.connections), "connections"],
-  [`time to render ${EVENTS.toLocaleString("en-US")} events in all ${TABS} tabs`, med(subject, (s) => s.renderMs), med(baseline, (s) => s.renderMs), "ms"],
-  [`JS heap of the ${TABS} tabs`, med(subject, (s) => s.tabsHeapMb), med(baseline, (s) => s.tabsHeapMb), "MiB"],
-  ["JS heap of the SharedWorker", med(subject, (s) => s.workerHeapMb), undefined, "MiB"],
+type Row = [name: string, shared: number, leader: number | undefined, perTab: number | undefined, unit: string];
+const row = (name: string, f: (s: Sample) => number | undefined, unit: string, withOthers = true): Row => [
+  name,
+  med(subject, f),
+  withOthers ? med(leader, f) : undefined,
+  withOthers ? med(baseline, f) : undefined,
+  unit,
+];
+const rows: Row[] = [
+  row(`server publishes ${EVENTS.toLocaleString("en-US")} events (floor of the next row)`, (s) => s.publishMs, "ms"),
+  row("WebSocket connections on the server", (s) => s.connections, "connections"),
+  row(`time to render ${EVENTS.toLocaleString("en-US")} events in all ${TABS} tabs`, (s) => s.renderMs, "ms"),
+  row(`JS heap of the ${TABS} tabs`, (s) => s.tabsHeapMb, "MiB"),
+  row("JS heap of the SharedWorker", (s) => s.workerHeapMb, "MiB", false),
 ];
 const fmt = (n: number | undefined, unit: string) => (n === undefined || Number.isNaN(n) ? "-" : unit === "MiB" ? n.toFixed(1) : Math.round(n).toLocaleString("en-US"));
-const header = ["benchmark", "shared worker", "socket per tab", "unit", "ratio"];
-const body = rows.map(([name, s, b, unit]) => [name, fmt(s, unit), fmt(b, unit), unit, b === undefined || Number.isNaN(b) ? "-" : (s / b).toFixed(2)]);
+const header = ["benchmark", "shared worker", "leader tab", "socket per tab", "unit", "ratio"];
+const body = rows.map(([name, s, l, b, unit]) => [name, fmt(s, unit), fmt(l, unit), fmt(b, unit), unit, b === undefined || Number.isNaN(b) ? "-" : (s / b).toFixed(2)]);
+const left = (i: number) => i === 0 || i === 4;
 const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 || i === 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+const line = (cells: string[]) => `| ${cells.map((c, i) => (left(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
 console.log(`### Browser client: ${TABS} tabs, ${EVENTS.toLocaleString("en-US")} events (median of ${ROUNDS} rounds)\n`);
 console.log(`${environment()}, Chromium ${chromium}\n`);
 console.log(line(header));
-console.log(`|${widths.map((w, i) => (i === 0 || i === 3 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`);
+console.log(`|${widths.map((w, i) => (left(i) ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`);
 for (const r of body) console.log(line(r));
 console.log("\nratio = shared worker / socket per tab (lower is better for every row).");

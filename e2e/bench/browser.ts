@@ -56,7 +56,10 @@ async function sharedWorkerHeapMb(b: Browser): Promise<number | undefined> {
   }
 }
 
-async function run(browser: Browser, server: DemoServer, transport: "auto" | "direct", round: number): Promise<Sample> {
+/** How the page connects: the default SharedWorker, the Web Locks leader fallback, a socket per tab. */
+export type Side = "auto" | "leader" | "direct";
+
+async function run(browser: Browser, server: DemoServer, transport: Side, round: number): Promise<Sample> {
   const context: BrowserContext = await browser.newContext();
   // A tenant per run: every run starts with an empty feed.
   const tenant = round % 2 === 0 ? "acme" : "globex";
@@ -68,7 +71,7 @@ async function run(browser: Browser, server: DemoServer, transport: "auto" | "di
       pages.push(page);
     }
     for (const page of pages) await page.getByTestId("connection-status").filter({ hasText: "live" }).waitFor({ timeout: 30_000 });
-    await waitFor(async () => (await server.connections()) === (transport === "auto" ? 1 : TABS), 15_000);
+    await waitFor(async () => (await server.connections()) === (transport === "direct" ? TABS : 1), 15_000);
     const connections = await server.connections();
     // Each tab counts the events it rendered and notes when the last one arrived.
     await Promise.all(
@@ -114,25 +117,20 @@ async function waitFor(check: () => Promise<boolean>, ms: number): Promise<void>
 }
 
 /** Runs warm-up plus `rounds` alternating rounds of each side against a fresh demo server. */
-export async function measure(rounds: number): Promise<{ subject: Sample[]; baseline: Sample[]; chromium: string }> {
+export async function measure(rounds: number): Promise<{ samples: Record<Side, Sample[]>; chromium: string }> {
   execFileSync("pnpm", ["exec", "vite", "build", "--logLevel", "warn"], { cwd: demoDir, stdio: "inherit" });
   const server = await DemoServer.start();
   const browser = await chromium.launch(chromiumLaunch);
-  const subject: Sample[] = [];
-  const baseline: Sample[] = [];
+  const samples: Record<Side, Sample[]> = { auto: [], leader: [], direct: [] };
+  const sides: Side[] = ["auto", "leader", "direct"];
   try {
     await run(browser, server, "auto", 0); // warm-up: JIT, assets in the HTTP cache, hubs on the server
     for (let round = 1; round <= rounds; round++) {
-      // Alternate which side goes first, so drift in the machine hits both alike.
-      if (round % 2 === 1) {
-        subject.push(await run(browser, server, "auto", round));
-        baseline.push(await run(browser, server, "direct", round));
-      } else {
-        baseline.push(await run(browser, server, "direct", round));
-        subject.push(await run(browser, server, "auto", round));
-      }
+      // Rotate which side goes first, so drift in the machine hits every side alike.
+      const order = sides.map((_, i) => sides[(i + round) % sides.length]!);
+      for (const side of order) samples[side].push(await run(browser, server, side, round));
     }
-    return { subject, baseline, chromium: browser.version() };
+    return { samples, chromium: browser.version() };
   } finally {
     await browser.close();
     await server.dispose();
