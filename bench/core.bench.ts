@@ -6,6 +6,8 @@
  *   (d) tenant-filtered replay (1 tenant of 10) vs a raw ordered consumer on the tenant subject
  *   (e) replay of the newest event only: the fixed cost of one replay() call
  *   (f) the tenant read of (d) vs a dedicated topic holding just those 2,000 events
+ *   (a', b') as (a) and (b), against a raw connection with `noAsyncTraces: true`, which
+ *            Tidemark's own connection sets: the same client option on both sides
  * Each side is warmed up, then the sides run alternately; the tables show median rates.
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds)
@@ -37,6 +39,9 @@ await using nats = await startBenchNats();
 const nc = await connect({ servers: nats.url, name: "bench-raw" });
 const jsm = await jetstreamManager(nc);
 const js: JetStreamClient = jetstream(nc);
+// nats.js builds two Error objects per request for async stack traces unless told not to.
+const ncTuned = await connect({ servers: nats.url, name: "bench-raw-tuned", noAsyncTraces: true });
+const jsTuned: JetStreamClient = jetstream(ncTuned);
 const sync = createSync({ namespace: "bench", nats: { servers: nats.url } });
 console.log(`start: ${environment(nc.info?.version)}`);
 
@@ -95,6 +100,24 @@ try {
   const inFlight = await compare(
     () => windows(() => writes.publish({ data: item(n++) })),
     () => windows(() => js.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))))),
+    { rounds: ROUNDS },
+  );
+
+  // ---- (a', b') the same against a raw connection with noAsyncTraces ----
+  const sequentialTuned = await compare(
+    async () => {
+      for (let i = 0; i < SEQUENTIAL; i++) await writes.publish({ data: item(n++) });
+      return SEQUENTIAL;
+    },
+    async () => {
+      for (let i = 0; i < SEQUENTIAL; i++) await jsTuned.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))));
+      return SEQUENTIAL;
+    },
+    { rounds: ROUNDS },
+  );
+  const inFlightTuned = await compare(
+    () => windows(() => writes.publish({ data: item(n++) })),
+    () => windows(() => jsTuned.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))))),
     { rounds: ROUNDS },
   );
 
@@ -205,6 +228,14 @@ try {
   ];
   printTable("Topic core vs raw @nats-io/jetstream", rows);
   printTable(
+    "Publish against raw with noAsyncTraces: true (the option Tidemark's connection sets)",
+    [
+      comparisonRow(`(a') publish, awaited one by one (${n0(SEQUENTIAL)})`, sequentialTuned),
+      comparisonRow(`(b') publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlightTuned),
+    ],
+    { subject: "tidemark", baseline: "raw, no traces" },
+  );
+  printTable(
     "A tenant of a shared topic vs a dedicated topic (both Tidemark)",
     [comparisonRow(`(f) replay of ${n0(perTenant)} events`, ownTopic)],
     { subject: `1 tenant of ${TENANTS}`, baseline: "own topic" },
@@ -218,4 +249,5 @@ try {
 } finally {
   await sync.close();
   await nc.close();
+  await ncTuned.close();
 }
