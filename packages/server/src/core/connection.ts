@@ -1,27 +1,32 @@
 /**
- * One process's NATS connection: an embedded nats-server when no URL is configured, otherwise
- * the configured servers. Connects on first use; a failed connect is retried on the next use.
+ * One Sync's NATS connection: a managed (embedded) nats-server when no URL is configured and the
+ * platform has one, otherwise the configured servers, reached through the platform's transport
+ * (TCP on Node, WebSocket elsewhere). Connects on first use; a failed connect is retried on the
+ * next use. Runtime-neutral: no Node module here.
  */
-import { connect, type NodeConnectionOptions } from "@nats-io/transport-node";
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { setTimeout as sleep } from "node:timers/promises";
 import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
-import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "../embedded/server.js";
+import type { EmbeddedNatsOptions } from "../embedded/server.js";
+import type { ManagedNats, NatsTransport } from "../transport/types.js";
 import { mapNatsError } from "./errors.js";
 
 /** Connection to an existing NATS server or cluster. */
-export interface ExternalNatsOptions extends Omit<NodeConnectionOptions, "servers"> {
-  /** One URL, a comma-separated list, or an array. */
+export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
+  /** One URL, a comma-separated list, or an array (`nats://` on Node, `ws://`/`wss://` on edge runtimes). */
   servers: string | string[];
 }
 
 export interface ConnectorOptions {
+  /** How connections are opened (TCP on Node, WebSocket elsewhere). */
+  transport: NatsTransport<EmbeddedNatsOptions>;
   nats?: ExternalNatsOptions;
   embedded?: EmbeddedNatsOptions;
   /** Bound on every broker request, publishes included, while disconnected. @default 5000 */
   requestTimeoutMs?: number;
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Live handles. */
 export interface Connection {
@@ -32,7 +37,7 @@ export interface Connection {
   maxPayload: number;
   /** Server version, e.g. "2.9.10". */
   serverVersion: string;
-  embedded?: EmbeddedNats;
+  embedded?: ManagedNats;
 }
 
 /** Parses `TIDEMARK_NATS_URL`-style lists. */
@@ -75,18 +80,21 @@ export class Connector {
   }
 
   async #open(): Promise<Connection> {
-    let embedded: EmbeddedNats | undefined;
+    const { transport } = this.#options;
+    let embedded: ManagedNats | undefined;
     let servers: string[];
     if (this.#options.nats) {
       servers = parseServers(this.#options.nats.servers);
-    } else {
-      embedded = await startEmbeddedNats(this.#options.embedded);
+    } else if (transport.startManaged) {
+      embedded = await transport.startManaged(this.#options.embedded);
       servers = [embedded.url];
+    } else {
+      throw new TidemarkError("INVALID_ARGUMENT", `nats.servers is required: the ${transport.kind} transport has no embedded server`);
     }
     const { servers: _ignored, ...rest } = this.#options.nats ?? { servers: [] };
     let nc: NatsConnection;
     try {
-      nc = await connect({
+      nc = await transport.connect({
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
         pingInterval: 10_000,
