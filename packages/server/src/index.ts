@@ -1,5 +1,7 @@
 /** @tidemark/server: retained event topics on NATS JetStream, the embedded NATS, the bridge. */
-export { createSync, configureSync, lazySync, getDefaultSync, syncOptionsFromEnv } from "./core/sync.js";
+// Loading the Node platform registers TCP NATS, the embedded server and the environment defaults.
+export { createSync, syncOptionsFromEnv } from "./core/node-sync.js";
+export { configureSync, lazySync, getDefaultSync } from "./core/sync.js";
 export type { SyncOptions } from "./core/sync.js";
 export type { ExternalNatsOptions } from "./core/connection.js";
 export { TOPIC_DEFAULTS } from "./core/options.js";

@@ -3,7 +3,7 @@
  * (`--data DIR`), or an existing NATS (`--nats URL`, `TIDEMARK_NATS_URL`). Drains on SIGTERM.
  */
 import { parseArgs } from "node:util";
-import { createSync } from "../core/sync.js";
+import { createSync } from "../core/node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
 import "../hub/install.js";

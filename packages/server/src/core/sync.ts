@@ -1,7 +1,9 @@
 /**
  * createSync / configureSync / lazySync: one Sync per process owns the NATS connection. Without
- * configuration the environment decides: TIDEMARK_NATS_URL (comma-separated) for an existing
- * NATS, otherwise an embedded nats-server under TIDEMARK_DATA_DIR (default `.tidemark`).
+ * configuration the platform decides: on Node (`./node-sync.ts`) the environment,
+ * TIDEMARK_NATS_URL (comma-separated) for an existing NATS, otherwise an embedded nats-server
+ * under TIDEMARK_DATA_DIR (default `.tidemark`). Runtime-neutral: the entry point registers its
+ * platform (transport and defaults) with {@link setSyncPlatform}.
  */
 import { assertNamespace, TidemarkError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
@@ -13,6 +15,7 @@ import { eventStreamPrefix, parseDescription } from "./streams.js";
 import type { Hub, Sync, Topic, TopicInfo, TopicOptions } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
+import type { NatsTransport } from "../transport/types.js";
 
 export interface SyncOptions {
   /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */
@@ -39,16 +42,37 @@ export function extendSync(ext: SyncExtensions): void {
   Object.assign(extensions, ext);
 }
 
+/** @internal What an entry point supplies: its NATS transport and its defaults. */
+export interface SyncPlatform {
+  readonly transport: NatsTransport<EmbeddedNatsOptions>;
+  /** Namespace when the options name none (Node: TIDEMARK_NAMESPACE). */
+  defaultNamespace(): string | undefined;
+  /** Options of the process default Sync when `configureSync()` was not called. */
+  defaultOptions(): SyncOptions;
+}
+let platform: SyncPlatform | undefined;
+
+/** @internal Registers the platform of the entry point (Node or edge); the last one wins. */
+export function setSyncPlatform(p: SyncPlatform): void {
+  platform = p;
+}
+
+function currentPlatform(): SyncPlatform {
+  if (!platform) throw new TidemarkError("INTERNAL", 'no NATS transport: import "@tidemark/server" or "@tidemark/server/edge"');
+  return platform;
+}
+
 class JetStreamSync implements Sync {
   readonly namespace: string;
   readonly #connector: Connector;
   readonly #host: TopicHost;
 
-  constructor(options: SyncOptions) {
-    const namespace = options.namespace ?? process.env.TIDEMARK_NAMESPACE ?? "app";
+  constructor(options: SyncOptions, p: SyncPlatform) {
+    const namespace = options.namespace ?? p.defaultNamespace() ?? "app";
     assertNamespace(namespace);
     this.namespace = namespace;
     this.#connector = new Connector({
+      transport: p.transport,
       nats: options.nats,
       embedded: options.embedded,
       requestTimeoutMs: options.requestTimeoutMs,
@@ -120,13 +144,12 @@ class JetStreamSync implements Sync {
 
 /** Creates a Sync that you own; it connects on first use. `await sync.close()` releases it. */
 export function createSync(options: SyncOptions = {}): Sync {
-  return new JetStreamSync(options);
+  return new JetStreamSync(options, currentPlatform());
 }
 
-/** Options for the process default from the environment. */
-export function syncOptionsFromEnv(env: Record<string, string | undefined> = process.env): SyncOptions {
-  const url = env.TIDEMARK_NATS_URL;
-  return url ? { nats: { servers: url } } : { embedded: { dataDir: env.TIDEMARK_DATA_DIR } };
+/** @internal A Sync on the given platform, whatever the registered one is. */
+export function createSyncOn(p: SyncPlatform, options: SyncOptions = {}): Sync {
+  return new JetStreamSync(options, p);
 }
 
 let defaultSync: Sync | undefined;
@@ -143,7 +166,7 @@ function isSync(v: SyncOptions | Sync): v is Sync {
 
 /** The process default Sync: the configured one, else one made from the environment. */
 export function getDefaultSync(): Sync {
-  defaultSync ??= createSync(syncOptionsFromEnv());
+  defaultSync ??= createSync(currentPlatform().defaultOptions());
   return defaultSync;
 }
 
