@@ -176,22 +176,26 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
     },
   };
 
-  // One timer for every connection's deadlines, one for heartbeats: no timer per socket.
-  const ticker = setInterval(() => {
-    const now = Date.now();
-    for (const c of core.connections) c.tick(now);
-  }, Math.min(1000, limits.unauthenticatedTimeMs / 4));
-  const heartbeat = setInterval(() => {
-    const now = Date.now();
-    const ping = encode({ type: "ping" });
-    for (const c of core.connections) {
-      if (c.state === "new") continue;
-      if (now - c.lastSeen > 2 * heartbeatMs) c.close(CloseCode.Timeout, "no heartbeat");
-      else c.send(ping);
-    }
-  }, heartbeatMs);
+  // One timer for every connection's deadlines and heartbeats: no timer per socket. Each
+  // connection is pinged heartbeatMs after its last ping, so pings spread over the interval
+  // as connections arrived instead of 10,000 going out in one tick.
+  const ping = encode({ type: "ping" });
+  const ticker = setInterval(
+    () => {
+      const now = Date.now();
+      for (const c of core.connections) {
+        c.tick(now);
+        if (c.state === "new" || c.state === "closed") continue;
+        if (now - c.lastSeen > 2 * heartbeatMs) c.close(CloseCode.Timeout, "no heartbeat");
+        else if (now >= c.nextPingAt) {
+          c.nextPingAt = now + heartbeatMs;
+          c.send(ping);
+        }
+      }
+    },
+    Math.max(10, Math.min(1000, limits.unauthenticatedTimeMs / 4, heartbeatMs / 4)),
+  );
   ticker.unref?.();
-  heartbeat.unref?.();
 
   const app = new Hono();
   const upgrade = options.upgradeWebSocket((c) => new SocketEvents(core, c.req.raw, getCookie(c, cookieName)));
@@ -272,7 +276,6 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
       closed = true;
       await bridge.drain({ graceMs: 0 });
       clearInterval(ticker);
-      clearInterval(heartbeat);
       if (pollTimer) clearInterval(pollTimer);
       fallbackHubs.close();
     },

@@ -55,6 +55,8 @@ export class Connection<P = unknown> {
   deadline: number;
   expiresAt: number | undefined;
   lastSeen = Date.now();
+  /** When the next heartbeat ping is due. */
+  nextPingAt: number;
   readonly #socket: BridgeSocket;
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
   #request: Request | { url: string; headers: string[] };
@@ -77,6 +79,7 @@ export class Connection<P = unknown> {
     this.#request = request;
     this.#cookieToken = cookieToken;
     this.deadline = Date.now() + core.limits.unauthenticatedTimeMs;
+    this.nextPingAt = Date.now() + core.heartbeatMs;
     this.#tokens = core.limits.subscribeRatePerSecond * 2;
   }
 

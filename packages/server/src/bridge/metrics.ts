@@ -11,6 +11,7 @@ export class BridgeMetrics {
   liveEventsDropped = 0;
   backpressurePauses = 0;
   replays = 0;
+  subscriptionRetries = 0;
   resets: Record<string, number> = {};
   rejected: Record<string, number> = {};
   errors: Record<string, number> = {};
@@ -44,6 +45,7 @@ export class BridgeMetrics {
     metric("tidemark_bridge_live_events_dropped_total", "counter", "Live-mode events dropped for backpressure.", [["", this.liveEventsDropped]]);
     metric("tidemark_bridge_backpressure_pauses_total", "counter", "Times a connection was paused for a full send buffer.", [["", this.backpressurePauses]]);
     metric("tidemark_bridge_replays_total", "counter", "Catch-up replays started by subscriptions behind the hub window.", [["", this.replays]]);
+    metric("tidemark_bridge_subscription_retries_total", "counter", "Hub subscriptions resumed after broker trouble.", [["", this.subscriptionRetries]]);
     metric("tidemark_bridge_resets_total", "counter", "Reset frames sent, by reason.", labelled("reason", this.resets));
     metric("tidemark_bridge_rejected_total", "counter", "Refused upgrades, subscriptions and connections, by reason.", labelled("reason", this.rejected));
     metric("tidemark_bridge_errors_total", "counter", "Error frames sent, by code.", labelled("code", this.errors));

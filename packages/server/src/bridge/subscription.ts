@@ -25,6 +25,9 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
   [ErrorCode.RetentionGap]: ResetReason.RetentionGap,
 };
 
+/** Retries after BROKER_UNAVAILABLE before the subscription ends (about a minute of backoff). */
+const MAX_RETRIES = 15;
+
 /** @internal */
 export class Subscription<P = unknown> implements HubProgress {
   readonly id: string;
@@ -39,6 +42,8 @@ export class Subscription<P = unknown> implements HubProgress {
   readonly #conn: Connection<P>;
   // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
   readonly #cancel = new Cancellation();
+  /** Consecutive retries after broker trouble; reset when the subscription catches up. */
+  #retries = 0;
 
   constructor(conn: Connection<P>, init: { id: string; topicName: string; tenantId: string | undefined; mode: SubscriptionMode; exposed: ExposedTopic<P> }) {
     this.#conn = conn;
@@ -76,6 +81,7 @@ export class Subscription<P = unknown> implements HubProgress {
   /** @internal HubProgress: the replay reached the live edge. */
   onCaughtUp(cursor: Cursor): void {
     if (this.#cancel.aborted) return;
+    this.#retries = 0;
     this.cursor = cursor;
     this.#conn.send(encode({ type: "caught_up", id: this.id, cursor }));
   }
@@ -89,6 +95,7 @@ export class Subscription<P = unknown> implements HubProgress {
     const { core } = this.#conn;
     const signal = this.#cancel;
     let after = initial;
+    this.#retries = 0;
     while (!signal.aborted) {
       try {
         const hub = this.#hub() as SharedHub<unknown>;
@@ -101,7 +108,19 @@ export class Subscription<P = unknown> implements HubProgress {
         return;
       } catch (err) {
         if (signal.aborted) return;
-        const reason = isTidemarkError(err) ? resetReasons[err.code] : undefined;
+        const code = isTidemarkError(err) ? err.code : undefined;
+        // The broker was slow or away: resume from where the subscription was, with backoff,
+        // instead of ending it (the client would only subscribe again with the same cursor).
+        if (code === ErrorCode.BrokerUnavailable && this.#retries < MAX_RETRIES) {
+          const retries = ++this.#retries;
+          core.metrics.subscriptionRetries++;
+          const delay = Math.min(5_000, 100 * 2 ** retries) * (0.5 + Math.random() / 2);
+          core.log("info", "subscription retrying", { connection: this.#conn.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
+          await new Promise((r) => setTimeout(r, delay));
+          after = this.cursor ?? after;
+          continue;
+        }
+        const reason = code ? resetReasons[code] : undefined;
         if (!reason) throw err;
         const head = await this.exposed.topic.head();
         if (signal.aborted) return;

@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
-import type { Topic } from "../../src/index.js";
+import { BrokerUnavailableError, HubRegistry, type Topic } from "../../src/index.js";
+import { spyTopic } from "../hub/fixture.js";
 import { TestClient } from "./client.js";
 import { ownTenants, useBridgeFixture } from "./fixture.js";
 
@@ -42,6 +43,39 @@ describe("bridge operations", () => {
     expect(new Set(seqs).size).toBe(count);
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     expect(Number(/tidemark_bridge_replays_total (\d+)/.exec(run.bridge.metrics())![1])).toBeGreaterThan(0);
+  });
+
+  it("bridge - a hub subscription resumes by itself after broker trouble, losing nothing", async () => {
+    const sync = fx.sync();
+    const real = sync.topic<number>({ id: "notes" });
+    let failures = 1;
+    const hubs = new HubRegistry();
+    const topic: Topic<number> = spyTopic(real, {
+      follow: (o) =>
+        failures-- > 0
+          ? {
+              [Symbol.asyncIterator]: () => ({
+                next: async (): Promise<IteratorResult<never>> => {
+                  await new Promise((r) => setTimeout(r, 100));
+                  throw new BrokerUnavailableError("injected: the broker did not answer");
+                },
+              }),
+            }
+          : real.follow(o),
+      hub: (o) => hubs.get(topic, o?.tenantId),
+    });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const client = await run.connect("alice");
+    const { hub } = await client.subscribe({ id: "s", topic: "notes", tenantId: "a" });
+    await client.next((f) => f.type === "caught_up");
+    // published while the follower fails and the subscription waits to retry
+    await real.publish({ data: 1, tenantId: "a" });
+    await real.publish({ data: 2, tenantId: "a" });
+    const events = await client.events(String(hub), 2);
+    expect(events.map((f) => (f.event as { data: number }).data)).toEqual([1, 2]);
+    expect(client.log.filter((f) => f.type === "unsubscribed")).toEqual([]);
+    expect(run.bridge.metrics()).toMatch(/^tidemark_bridge_subscription_retries_total [1-9]/m);
+    hubs.close();
   });
 
   it("bridge - /healthz, /readyz and /metrics answer", async () => {

@@ -30,6 +30,7 @@ export function spyTopic<T>(
     follow: (o: Parameters<Topic<T>["follow"]>[0]) => (calls.follow++, (overrides.follow ?? topic.follow.bind(topic))(o)),
     head: () => (calls.head++, topic.head()),
   };
+  for (const [key, value] of Object.entries(overrides)) if (!(key in own)) own[key] = value;
   return new Proxy(topic, {
     get(target, prop) {
       if (prop in own) return own[prop];
