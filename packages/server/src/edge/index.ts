@@ -1,0 +1,67 @@
+/**
+ * @tidemark/server/edge: the runtime-neutral entry. The topic core, hubs, workers and the bridge
+ * over NATS reached by WebSocket (`wsconnect`), with no Node module: Deno, Bun, Cloudflare
+ * Workers, or any runtime with `WebSocket`, `fetch` and timers. Runtime glue: `./deno`, `./bun`,
+ * `./workers`.
+ *
+ * @example
+ * import { createSync, createBridge } from "@tidemark/server/edge";
+ * const sync = createSync({ nats: { servers: "wss://nats.example:443" } });
+ */
+import "./platform.js";
+import "../hub/install.js";
+import "../process/install.js";
+
+export { createSync } from "./platform.js";
+export type { EdgeSyncOptions } from "./platform.js";
+export { configureSync, lazySync, getDefaultSync } from "../core/sync.js";
+export type { SyncOptions } from "../core/sync.js";
+export type { ExternalNatsOptions } from "../core/connection.js";
+export { websocketTransport } from "../transport/websocket.js";
+export type { NatsConnect, NatsTransport } from "../transport/types.js";
+export { TOPIC_DEFAULTS } from "../core/options.js";
+export { StorageLimitError } from "../core/provision.js";
+export type {
+  Sync,
+  Topic,
+  TopicOptions,
+  RetentionOptions,
+  ResolvedTopicOptions,
+  TopicInfo,
+  PublishOptions,
+  PublishReceipt,
+  ReplayOptions,
+  FollowOptions,
+  LiveOptions,
+  Hub,
+  HubSubscribeOptions,
+  ProcessOptions,
+  ProcessStart,
+  ProcessEvent,
+  Worker,
+  DeadLetter,
+  DeadLetters,
+} from "../core/types.js";
+export {
+  ErrorCode,
+  TidemarkError,
+  ResourceDriftError,
+  RetentionGapError,
+  CursorMismatchError,
+  InvalidCursorError,
+  PayloadTooLargeError,
+  InvalidArgumentError,
+  BrokerUnavailableError,
+  isTidemarkError,
+} from "@tidemark/shared";
+export type { Cursor, TidemarkEvent } from "@tidemark/shared";
+export { HubRegistry, SharedHub } from "../hub/registry.js";
+export { hubRegistryOf } from "../hub/install.js";
+export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "../hub/registry.js";
+export { createBridge, expose } from "../bridge/bridge.js";
+export type { Bridge } from "../bridge/bridge.js";
+export { DEFAULT_LIMITS } from "../bridge/options.js";
+export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
+export { jsonLogger } from "../bridge/log.js";
+export type { Logger, LogRecord, LogLevel } from "../bridge/log.js";
+export { PROCESS_DEFAULTS } from "../process/options.js";
