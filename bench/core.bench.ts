@@ -8,6 +8,7 @@
  *   (f) the tenant read of (d) vs a dedicated topic holding just those 2,000 events
  *   (a', b') as (a) and (b), against a raw connection with `noAsyncTraces: true`, which
  *            Tidemark's own connection sets: the same client option on both sides
+ *   (c')     as (c), against a raw ordered *push* consumer, the kind Tidemark reads with
  * Each side is warmed up, then the sides run alternately; the tables show median rates.
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds)
@@ -130,8 +131,9 @@ try {
     );
   }
   const readStream = await streamOf("bench.reads");
-  const rawRead = async (filter?: string, expected = REPLAY) => {
-    const consumer = await js.consumers.get(readStream, filter ? { filter_subjects: filter } : {});
+  const rawRead = async (filter?: string, expected = REPLAY, push = false) => {
+    const options = filter ? { filter_subjects: filter } : {};
+    const consumer = push ? await js.consumers.getPushConsumer(readStream, options) : await js.consumers.get(readStream, options);
     const messages = await consumer.consume();
     let count = 0;
     let sum = 0;
@@ -156,6 +158,12 @@ try {
   const replay = await compare(
     () => tidemarkRead(reads),
     () => rawRead(),
+    { rounds: READ_ROUNDS },
+  );
+
+  const replayPush = await compare(
+    () => tidemarkRead(reads),
+    () => rawRead(undefined, REPLAY, true),
     { rounds: READ_ROUNDS },
   );
 
@@ -230,12 +238,13 @@ try {
   ];
   printTable("Topic core vs raw @nats-io/jetstream", rows);
   printTable(
-    "Publish against raw with noAsyncTraces: true (the option Tidemark's connection sets)",
+    "Against raw with Tidemark's client choices (noAsyncTraces: true; an ordered push consumer)",
     [
       comparisonRow(`(a') publish, awaited one by one (${n0(SEQUENTIAL)})`, sequentialTuned),
       comparisonRow(`(b') publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlightTuned),
+      comparisonRow(`(c') replay, whole topic (${n0(REPLAY)})`, replayPush),
     ],
-    { subject: "tidemark", baseline: "raw, no traces" },
+    { subject: "tidemark", baseline: "raw, same choices" },
   );
   printTable(
     "A tenant of a shared topic vs a dedicated topic (both Tidemark)",
