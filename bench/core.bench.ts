@@ -132,7 +132,7 @@ try {
   }
   const readStream = await streamOf("bench.reads");
   const rawRead = async (filter?: string, expected = REPLAY, push = false) => {
-    const options = filter ? { filter_subjects: filter } : {};
+    const options = filter ? { filter_subjects: filter } : undefined;
     const consumer = push ? await js.consumers.getPushConsumer(readStream, options) : await js.consumers.get(readStream, options);
     const messages = await consumer.consume();
     let count = 0;
