@@ -57,7 +57,16 @@ export const upgradeWebSocket = defineWebSocketHelper(async (c, events) => {
     protocol: server.protocol ?? null,
   });
   server.addEventListener("message", (event) => events.onMessage?.(event as MessageEvent, ctx));
-  server.addEventListener("close", (event) => events.onClose?.(event as CloseEvent, ctx));
+  server.addEventListener("close", (event) => {
+    // Workers leave the close handshake to the script (before the compatibility flag
+    // web_socket_auto_reply_to_close): without this reply a peer's close() hangs until its timeout.
+    try {
+      server.close(1000, "closed");
+    } catch {
+      // already closed
+    }
+    events.onClose?.(event as CloseEvent, ctx);
+  });
   server.addEventListener("error", (event) => events.onError?.(event, ctx));
   server.accept();
   events.onOpen?.(new Event("open"), ctx);

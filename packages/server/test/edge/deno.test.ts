@@ -1,0 +1,5 @@
+/** The shared bridge protocol suite on Deno (wsconnect, hono/deno). */
+import { protocolSuite } from "./protocol.suite.js";
+import { denoRuntime } from "./runtimes.js";
+
+protocolSuite(denoRuntime);
