@@ -216,6 +216,8 @@ try {
     })();
     await nc.flush();
     await fn();
+    // Requests of the other connection reach this subscription with no ordering guarantee.
+    await new Promise((r) => setTimeout(r, 200));
     await nc.flush();
     sub.unsubscribe();
     await counting;
