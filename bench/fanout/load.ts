@@ -175,4 +175,6 @@ process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => 
       return;
   }
 });
+// The orchestrator is gone (crashed or killed): do not linger.
+process.on("disconnect", () => process.exit(0));
 send({ cmd: "ready" });

@@ -128,4 +128,6 @@ process.on("message", async (msg: { cmd: string }) => {
     process.exit(0);
   }
 });
+// The orchestrator is gone (crashed or killed): do not linger.
+process.on("disconnect", () => process.exit(0));
 send({ cmd: "ready", port, ...memory() });

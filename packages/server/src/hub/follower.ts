@@ -7,6 +7,9 @@ import { ErrorCode, isTidemarkError, TidemarkError, type TidemarkEvent } from "@
 import type { Topic } from "../core/types.js";
 import { Ring } from "./ring.js";
 
+/** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
+const MAX_RETRIES = 10;
+
 /** @internal Resolved hub settings. */
 export interface HubSettings {
   ringEvents: number;
@@ -81,26 +84,52 @@ export class Follower<T = unknown> {
   async #run(from: number, head: number): Promise<void> {
     const { topic, tenantId } = this;
     const signal = this.#abort.signal;
+    let failures = 0;
+    // Broker trouble (a timeout, a reconnect) is retried here, from the last event pushed, so
+    // that it does not fail every subscriber at once and send them all back at the broker.
+    const retry = async (err: unknown): Promise<void> => {
+      if (!isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable || failures >= MAX_RETRIES) throw err;
+      failures++;
+      await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2)));
+    };
     try {
-      if (from < head) {
+      let backfilled = from >= head;
+      while (!backfilled && !signal.aborted) {
         try {
-          const backlog = topic.replay({ after: topic.cursorAt(from), until: topic.cursorAt(head), tenantId, signal });
-          for await (const event of backlog) this.#push(event);
+          const backlog = topic.replay({ after: topic.cursorAt(this.#last), until: topic.cursorAt(head), tenantId, signal });
+          for await (const event of backlog) {
+            this.#push(event);
+            failures = 0;
+          }
+          backfilled = true;
         } catch (err) {
           if (signal.aborted) return;
           // The seeding cursor was overtaken by retention: start at the head instead; the
           // subscribers below it fall back to their own replay and get their own gap.
-          if (!isTidemarkError(err) || err.code !== ErrorCode.RetentionGap) throw err;
-          this.ring!.reset(head);
-          this.#last = head;
+          if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) {
+            this.ring!.reset(head);
+            this.#last = head;
+            backfilled = true;
+          } else await retry(err);
         }
       }
       if (signal.aborted) return;
       this.live = true;
       if (head > this.watermark) this.watermark = head;
       this.#wake();
-      for await (const event of topic.follow({ after: topic.cursorAt(head), tenantId, signal })) this.#push(event);
-      if (!signal.aborted) throw new TidemarkError(ErrorCode.BrokerUnavailable, "the hub's follower ended unexpectedly");
+      while (!signal.aborted) {
+        try {
+          const after = topic.cursorAt(Math.max(this.#last, head));
+          for await (const event of topic.follow({ after, tenantId, signal })) {
+            this.#push(event);
+            failures = 0;
+          }
+          if (!signal.aborted) throw new TidemarkError(ErrorCode.BrokerUnavailable, "the hub's follower ended unexpectedly");
+        } catch (err) {
+          if (signal.aborted) return;
+          await retry(err);
+        }
+      }
     } catch (err) {
       if (signal.aborted) return;
       this.error = err;

@@ -4,6 +4,7 @@
  * callers that arrive while a read is in flight share the next one: a storm of subscribes costs
  * two broker lookups at a time per topic, not one each.
  */
+import { ErrorCode, isTidemarkError } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 
 /** @internal */
@@ -30,7 +31,18 @@ export class HeadReader {
 
   #start(): Promise<number> {
     this.#pending = undefined;
-    const read = (async () => this.#topic.cursorSequence(await this.#topic.head()))();
+    // One shared read answers many subscribers: a timeout is retried a few times rather than
+    // failing all of them at once (which would send them all back at the broker together).
+    const read = (async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return this.#topic.cursorSequence(await this.#topic.head());
+        } catch (err) {
+          if (attempt >= 3 || !isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable) throw err;
+          await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+        }
+      }
+    })();
     this.#inflight = read;
     const clear = () => {
       if (this.#inflight === read) this.#inflight = undefined;

@@ -28,7 +28,7 @@ export function spyTopic<T>(
     calls,
     replay: (o: Parameters<Topic<T>["replay"]>[0]) => (calls.replay++, (overrides.replay ?? topic.replay.bind(topic))(o)),
     follow: (o: Parameters<Topic<T>["follow"]>[0]) => (calls.follow++, (overrides.follow ?? topic.follow.bind(topic))(o)),
-    head: () => (calls.head++, topic.head()),
+    head: () => (calls.head++, (overrides.head ?? topic.head.bind(topic))()),
   };
   for (const [key, value] of Object.entries(overrides)) if (!(key in own)) own[key] = value;
   return new Proxy(topic, {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { ErrorCode, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
+import { BrokerUnavailableError, ErrorCode, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import { HubRegistry, type Hub, type SharedHub, type SharedHubSubscribeOptions, type Topic } from "../../src/index.js";
 import { collect, failure, useCoreFixture } from "../core/fixture.js";
 import { consumersOf, eventually, spyTopic } from "./fixture.js";
@@ -169,6 +169,34 @@ describe("hub", () => {
     await topic.publish({ data: "y", tenantId: "a" });
     await eventually(() => ok.events.length === 1);
     ac.abort();
+  });
+
+  it("hub - the follower rides out broker trouble: subscribers see no error and miss nothing", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    let failures = 2;
+    const topic = spyTopic(real, {
+      follow: (o) =>
+        failures-- > 0
+          ? {
+              [Symbol.asyncIterator]: () => ({
+                next: async (): Promise<IteratorResult<never>> => {
+                  await new Promise((r) => setTimeout(r, 50));
+                  throw new BrokerUnavailableError("injected");
+                },
+              }),
+            }
+          : real.follow(o),
+    });
+    const hubs = new HubRegistry();
+    const ac = new AbortController();
+    const a = reader(hubs.get(topic, "a"), { signal: ac.signal });
+    await eventually(() => a.caughtUp === 1);
+    await publishMany(real, "a", 0, 5);
+    await eventually(() => a.events.length === 5, 10_000, "5 events after the retries");
+    expect(a.events.map((e) => e.data)).toEqual([0, 1, 2, 3, 4]);
+    expect(topic.calls.follow).toBe(3);
+    ac.abort();
+    hubs.close();
   });
 
   it("hub - a gap of the shared follower reaches every subscriber", async () => {
