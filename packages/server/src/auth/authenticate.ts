@@ -1,0 +1,84 @@
+/**
+ * Signed-token authentication for the bridge: `tokenAuthenticator()` returns an `authenticate`
+ * function that verifies a JWT with `jose` (HS256 with a shared secret, ES256 with a public
+ * key or a key set), enforces its expiry, and asks a revocation hook. The principal carries
+ * `expiresAt`, which the bridge enforces on open connections; after revoking a token, call
+ * `bridge.reauthenticate()` so that open connections holding it are closed.
+ */
+import { jwtVerify, type CryptoKey, type JWK, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from "jose";
+
+/** The principal made from a verified token by default. */
+export interface TokenPrincipal {
+  /** `sub` of the token. */
+  id: string;
+  /** Tenants the token grants (`tenants` claim, a list of strings), else `[]`. */
+  tenants: string[];
+  /** Expiry in ms since the epoch (`exp` x 1000); the bridge ends subscriptions then. */
+  expiresAt: number | undefined;
+  /** Every verified claim. */
+  claims: JWTPayload;
+}
+
+export interface TokenAuthenticatorOptions<P = TokenPrincipal> {
+  /**
+   * Verification key: a shared secret (string or bytes) for HS256, or a public key (CryptoKey,
+   * KeyObject, JWK) or key-set getter (jose's `createRemoteJWKSet`/`createLocalJWKSet`) for ES256.
+   */
+  key: string | Uint8Array | CryptoKey | KeyObject | JWK | JWTVerifyGetKey;
+  /** Accepted algorithms. @default ["HS256"] for a secret, ["ES256"] otherwise (never both: no algorithm confusion) */
+  algorithms?: ("HS256" | "ES256")[];
+  /** Required `iss`. */
+  issuer?: string;
+  /** Required `aud`. */
+  audience?: string;
+  /** Allowed clock skew, in seconds. @default 5 */
+  clockToleranceSec?: number;
+  /** Tokens without `exp` are refused unless this is true. @default false */
+  allowNoExpiry?: boolean;
+  /** Revocation hook: return true to refuse the token (e.g. its `jti` or `sub` is on a deny list). */
+  isRevoked?: (claims: JWTPayload) => boolean | Promise<boolean>;
+  /** Builds the principal from verified claims. @default {@link TokenPrincipal} */
+  principal?: (claims: JWTPayload) => P;
+}
+
+const encoder = new TextEncoder();
+
+function defaultPrincipal(claims: JWTPayload): TokenPrincipal {
+  const tenants = Array.isArray(claims.tenants) ? claims.tenants.filter((t): t is string => typeof t === "string") : [];
+  return { id: String(claims.sub ?? ""), tenants, expiresAt: typeof claims.exp === "number" ? claims.exp * 1000 : undefined, claims };
+}
+
+/**
+ * Returns an `authenticate(token)` for `createBridge()` that accepts only valid signed tokens.
+ * A refused token (bad signature, wrong algorithm, expired, revoked, missing `sub`) yields
+ * `undefined`, which the bridge answers with `UNAUTHORIZED`.
+ *
+ * @example
+ * const authenticate = tokenAuthenticator({ key: process.env.TOKEN_SECRET!, isRevoked: (c) => denied.has(c.jti!) });
+ * const bridge = createNodeBridge({ topics, authenticate });
+ */
+export function tokenAuthenticator<P = TokenPrincipal>(options: TokenAuthenticatorOptions<P>): (token: string) => Promise<P | undefined> {
+  const secret = typeof options.key === "string" || options.key instanceof Uint8Array;
+  const key = typeof options.key === "string" ? encoder.encode(options.key) : options.key;
+  if (secret && (key as Uint8Array).length < 32) throw new TypeError("tokenAuthenticator: an HS256 secret must be at least 32 bytes");
+  const algorithms = options.algorithms ?? (secret ? ["HS256"] : ["ES256"]);
+  const build = options.principal ?? (defaultPrincipal as unknown as (claims: JWTPayload) => P);
+  const verifyOptions = {
+    algorithms,
+    issuer: options.issuer,
+    audience: options.audience,
+    clockTolerance: options.clockToleranceSec ?? 5,
+    requiredClaims: options.allowNoExpiry ? ["sub"] : ["sub", "exp"],
+  };
+  return async (token: string) => {
+    try {
+      const { payload } = typeof key === "function"
+        ? await jwtVerify(token, key, verifyOptions)
+        : await jwtVerify(token, key as Uint8Array | CryptoKey | KeyObject | JWK, verifyOptions);
+      if (options.isRevoked && (await options.isRevoked(payload))) return undefined;
+      return build(payload);
+    } catch {
+      return undefined;
+    }
+  };
+}
