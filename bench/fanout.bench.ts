@@ -190,7 +190,7 @@ async function storm(load: Proc) {
   const b = await second.wait<{ port: number }>("ready");
   let peak = 0;
   const sampler = setInterval(() => void consumers().then((c) => (peak = Math.max(peak, c))), 50);
-  const resumed = await load.ask<{ ms: number; min: number; max: number; delivered: number }>({ cmd: "resume", port: b.port }, "resumed", 120_000);
+  const resumed = await load.ask<{ ms: number; min: number; max: number; delivered: number; failed: number }>({ cmd: "resume", port: b.port }, "resumed", 120_000);
   clearInterval(sampler);
   const counts = await second.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
   await load.ask({ cmd: "disconnect" }, "disconnected");
@@ -242,6 +242,8 @@ if (stormResult) {
   console.log("|:--|--:|");
   console.log(`| time until all caught up, s | ${(stormResult.ms / 1000).toFixed(2)} |`);
   console.log(`| events replayed per client (min / max) | ${stormResult.min} / ${stormResult.max} |`);
+  console.log(`| subscriptions that failed | ${stormResult.failed} |`);
+  console.log(`| frames delivered per second during the storm | ${Math.round((stormResult.min === stormResult.max ? stormResult.min * STORM_CLIENTS : stormResult.delivered) / (stormResult.ms / 1000)).toLocaleString("en-US")} |`);
   console.log(`| consumers created (follow + replay calls) | ${stormResult.follow + stormResult.replay} (${stormResult.follow} follow, ${stormResult.replay} replay) |`);
   console.log(`| peak JetStream consumers during the storm | ${stormResult.peak} |`);
 }

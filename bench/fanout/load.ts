@@ -16,6 +16,8 @@ interface Client {
 
 const send = (msg: unknown) => process.send!(msg);
 let clients: Client[] = [];
+/** Bridge subscriptions that ended with `unsubscribed` or an `error` frame (should stay 0). */
+let failed = 0;
 let hist = new Histogram();
 let delivered = 0;
 let lastAt = 0;
@@ -87,9 +89,14 @@ function open(impl: Impl, port: number, tenant: string, cursor?: string): Promis
         case "ping":
           ws.send('{"type":"pong"}');
           return;
+        case "unsubscribed":
         case "error":
+          failed++;
+          console.error("load: subscription failed", JSON.stringify(frame));
+          resolve(client); // counted as failed; do not hang the run
+          return;
         case "reset":
-          console.error("load: unexpected frame", frame);
+          console.error("load: unexpected reset", JSON.stringify(frame));
           return;
       }
     });
@@ -165,7 +172,7 @@ process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => 
       const ms = now() - start;
       clients = resumed;
       const perClient = resumed.map((c) => c.events);
-      send({ cmd: "resumed", ms, min: Math.min(...perClient), max: Math.max(...perClient), delivered });
+      send({ cmd: "resumed", ms, min: Math.min(...perClient), max: Math.max(...perClient), delivered, failed });
       return;
     }
     case "close":
