@@ -78,8 +78,18 @@ export function createWorkersBridge<P = unknown>(options: Omit<BridgeOptions<P>,
   return createBridge<P>({ ...options, upgradeWebSocket });
 }
 
-/** What a bridge object is built from, once per object instance (its env, its storage). */
-export type BridgeObjectSetup<P, Env> = (env: Env, state: unknown) => Omit<BridgeOptions<P>, "upgradeWebSocket">;
+/** What `setup` returns: the bridge's options (its `sync` included) and the object's idle policy. */
+export interface BridgeObjectOptions<P> extends Omit<BridgeOptions<P>, "upgradeWebSocket"> {
+  /**
+   * With no client connected for this long, the object closes the bridge and the Sync (the NATS
+   * connection, the hubs, the timers), so that the platform can evict it; the next request
+   * builds them again. 0 keeps them while the object lives. @default 60000
+   */
+  idleShutdownMs?: number;
+}
+
+/** What a bridge object is built from, on its first request (and again after an idle shutdown). */
+export type BridgeObjectSetup<P, Env> = (env: Env, state: unknown) => BridgeObjectOptions<P>;
 
 /** A Durable Object class (`new (state, env)` with `fetch`). */
 export interface BridgeObjectClass<Env> {
@@ -88,14 +98,17 @@ export interface BridgeObjectClass<Env> {
 
 /**
  * Defines the Durable Object class that holds the bridge: export it under the class name your
- * wrangler config binds. The bridge (and its Sync, which `setup` creates) is built on the first
- * request the object gets and lives as long as the object does.
+ * wrangler config binds. The bridge and its Sync (which `setup` creates) are built on the first
+ * request and kept while clients are connected.
  */
 export function defineBridgeObject<P = unknown, Env = unknown>(setup: BridgeObjectSetup<P, Env>): BridgeObjectClass<Env> {
   return class TidemarkBridgeObject {
     readonly #state: unknown;
     readonly #env: Env;
     #bridge: Bridge | undefined;
+    #options: BridgeObjectOptions<P> | undefined;
+    #idleTimer: ReturnType<typeof setInterval> | undefined;
+    #idleSince = 0;
 
     constructor(state: unknown, env: Env) {
       this.#state = state;
@@ -107,8 +120,32 @@ export function defineBridgeObject<P = unknown, Env = unknown>(setup: BridgeObje
     }
 
     fetch(request: Request): Promise<Response> {
-      this.#bridge ??= createWorkersBridge<P>(setup(this.#env, this.#state));
+      if (!this.#bridge) {
+        const options = setup(this.#env, this.#state);
+        this.#options = options;
+        this.#bridge = createWorkersBridge<P>(options);
+        const idleMs = options.idleShutdownMs ?? 60_000;
+        if (idleMs > 0) this.#idleTimer = setInterval(() => void this.#checkIdle(idleMs), Math.max(50, Math.min(idleMs / 4, 5_000)));
+      }
+      this.#idleSince = Date.now();
       return Promise.resolve(this.#bridge.app.fetch(request));
+    }
+
+    async #checkIdle(idleMs: number): Promise<void> {
+      const bridge = this.#bridge;
+      if (!bridge) return;
+      if (bridge.connectionCount > 0) {
+        this.#idleSince = Date.now();
+        return;
+      }
+      if (Date.now() - this.#idleSince < idleMs) return;
+      const sync = this.#options?.sync;
+      clearInterval(this.#idleTimer);
+      this.#idleTimer = undefined;
+      this.#bridge = undefined;
+      this.#options = undefined;
+      await bridge.close();
+      await sync?.close();
     }
   };
 }

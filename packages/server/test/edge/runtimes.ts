@@ -19,6 +19,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, "../../../../package.json"));
 
 export interface RuntimeContext {
+  /** Extra text bindings (workerd) or environment variables (Deno, Bun). */
+  env?: Record<string, string>;
   /** `nats://` URL (Node) */
   natsUrl: string;
   /** `ws://` URL of the nats-server's WebSocket listener (every other runtime) */
@@ -127,7 +129,7 @@ export const denoRuntime: Runtime = {
     const { child, port } = await startChild(
       deno,
       ["run", "--quiet", "--no-prompt", "--allow-net", "--allow-env", file],
-      { NATS_WS_URL: ctx.natsWsUrl, TIDEMARK_NAMESPACE: ctx.namespace, NO_COLOR: "1", DENO_DIR: join(dir, "deno-cache") },
+      { ...ctx.env, NATS_WS_URL: ctx.natsWsUrl, TIDEMARK_NAMESPACE: ctx.namespace, NO_COLOR: "1", DENO_DIR: join(dir, "deno-cache") },
       dir,
     );
     return running(port, async () => {
@@ -143,7 +145,7 @@ export const bunRuntime: Runtime = {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-bun-"));
     const file = await bundle("app/bun.ts", dir);
     const bun = platformBinary("@oven/bun-linux-x64", "bin/bun");
-    const { child, port } = await startChild(bun, ["run", file], { NATS_WS_URL: ctx.natsWsUrl, TIDEMARK_NAMESPACE: ctx.namespace, NO_COLOR: "1" }, dir);
+    const { child, port } = await startChild(bun, ["run", file], { ...ctx.env, NATS_WS_URL: ctx.natsWsUrl, TIDEMARK_NAMESPACE: ctx.namespace, NO_COLOR: "1" }, dir);
     return running(port, async () => {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
@@ -179,7 +181,9 @@ const bridgeWorker :Workerd.Worker = (
   bindings = [
     (name = "NATS_WS_URL", text = ${text(ctx.natsWsUrl)}),
     (name = "TIDEMARK_NAMESPACE", text = ${text(ctx.namespace)}),
-    (name = "TIDEMARK_BRIDGE", durableObjectNamespace = "TidemarkBridge"),
+${Object.entries(ctx.env ?? {})
+  .map(([k, v]) => `    (name = ${text(k)}, text = ${text(v)}),\n`)
+  .join("")}    (name = "TIDEMARK_BRIDGE", durableObjectNamespace = "TidemarkBridge"),
   ],
   durableObjectNamespaces = [ (className = "TidemarkBridge", uniqueKey = "tidemark-edge-suite") ],
   durableObjectStorage = (inMemory = void),
