@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { TidemarkError, ErrorCode } from "@tidemark/shared";
 import { findNatsServer } from "./binary.js";
 import { renderNatsConfig, type NatsConfigOptions } from "./config.js";
-import { stopStaleServer } from "./stale.js";
+import { stopStaleServer, WATCHDOG_MARK } from "./stale.js";
 
 export interface EmbeddedNatsOptions {
   /** Data directory (store, config, pid and ports files). @default TIDEMARK_DATA_DIR or ".tidemark" */
@@ -74,7 +74,7 @@ const MiB = 1024 ** 2;
 // its own too: a failed start is seen at once. The stdin reader runs in the background on fd 3
 // (a background job's own stdin is /dev/null) and is stopped when nats-server is gone.
 const WATCHDOG =
-  'trap "" INT; exec 3<&0; "$0" -c "$1" 3<&- & c=$!; (cat <&3 >/dev/null; kill $c 2>/dev/null) & w=$!; ' +
+  `trap "" INT; ${WATCHDOG_MARK}; ` + '"$0" -c "$1" 3<&- & c=$!; (cat <&3 >/dev/null; kill $c 2>/dev/null) & w=$!; ' +
   'exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s';
 
 /** Starts a managed nats-server. */

@@ -1,0 +1,28 @@
+import { describe, it, expect } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "@nats-io/transport-node";
+import { startEmbeddedNats } from "../../src/embedded/server.js";
+import { DataDirInUseError } from "../../src/embedded/stale.js";
+
+describe("embedded data dir", () => {
+  it("embedded - a second start on a data dir in use is refused and leaves the running server alone", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-inuse-"));
+    const first = await startEmbeddedNats({ dataDir });
+    try {
+      const err = await startEmbeddedNats({ dataDir }).then(
+        () => new Error("second start succeeded"),
+        (e: unknown) => e as Error,
+      );
+      expect(err).toBeInstanceOf(DataDirInUseError);
+      expect(err.message).toMatch(/in use/);
+      const nc = await connect({ servers: first.url });
+      expect(nc.info?.jetstream).toBe(true);
+      await nc.close();
+    } finally {
+      await first.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
