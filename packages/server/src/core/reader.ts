@@ -14,6 +14,7 @@ import type { JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batches.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import { streamInfo } from "./provision.js";
+import { parseDescription } from "./streams.js";
 import { TidemarkError } from "@tidemark/shared";
 
 export interface ReadOptions {
@@ -23,6 +24,11 @@ export interface ReadOptions {
   signal?: AbortSignal;
   /** false: replay (finite); true: follow (stays open). */
   follow: boolean;
+}
+
+/** The incarnation recorded in a stream's description. */
+export function incarnationOf(info: StreamInfo): string | undefined {
+  return parseDescription(info.config.description)?.incarnation;
 }
 
 /** First retained sequence (last + 1 when nothing is retained). */
@@ -47,7 +53,7 @@ function gap(rt: TopicRuntime, requested: number, first: number, why: string): R
 export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenerator<TidemarkEvent<T>> {
   const { signal } = opts;
   if (signal?.aborted) return;
-  const h = await rt.ready();
+  let h = await rt.ready();
   // Cursors are checked before any broker work: malformed or foreign ones fail at once.
   const after = opts.after === undefined ? undefined : rt.cursorSequence(opts.after);
   const until = opts.until === undefined ? undefined : rt.cursorSequence(opts.until);
@@ -58,6 +64,8 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   }
 
   let info = await window(rt, h).catch((e) => Promise.reject(rt.mapError(e)));
+  // Another process may have destroyed and re-created the topic since this one provisioned it.
+  if (incarnationOf(info) !== h.incarnation) h = await rt.refresh();
   let first = firstRetained(info);
   if (after !== undefined) {
     const inc = decodeCursor(opts.after).incarnation;

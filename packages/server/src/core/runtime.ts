@@ -33,6 +33,11 @@ export interface TopicRuntime {
   deadLetterSubject(consumer: string): string;
   /** Connects, provisions both streams, checks the declaration; cached after the first call. */
   ready(): Promise<TopicHandles>;
+  /**
+   * Provisions again after the stream was destroyed and re-created by another process (its
+   * incarnation changed): later cursors and events name the new incarnation.
+   */
+  refresh(): Promise<TopicHandles>;
   /** Decodes a stored or delivered message into an event of this topic. */
   toEvent<T = unknown>(msg: JsMsg | StoredMsg): TidemarkEvent<T>;
   cursorAt(sequence: number): Cursor;

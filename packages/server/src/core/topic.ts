@@ -17,12 +17,12 @@ import {
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
-import type { JsMsg, StoredMsg } from "@nats-io/jetstream";
+import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Connector } from "./connection.js";
 import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
-import { readEvents } from "./reader.js";
+import { incarnationOf, readEvents } from "./reader.js";
 import { readLive } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
@@ -64,6 +64,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   readonly #names: TopicNames;
   #ready: Promise<TopicHandles> | undefined;
   #incarnation = "";
+  /** Highest sequence this process published in the current incarnation. */
+  #highestSeq = 0;
   #prefix: string;
 
   constructor(host: TopicHost, options: ResolvedTopicOptions) {
@@ -103,6 +105,11 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return this.#ready;
   }
 
+  refresh(): Promise<TopicHandles> {
+    this.#ready = undefined;
+    return this.ready();
+  }
+
   async #provision(): Promise<TopicHandles> {
     const conn = await this.#host.connector.connection();
     if (conn.maxPayload < this.options.maxPayloadBytes + HEADROOM_BYTES) {
@@ -122,6 +129,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   #setIncarnation(incarnation: string): void {
     if (incarnation === this.#incarnation) return;
+    this.#highestSeq = 0;
     this.#incarnation = incarnation;
     this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation });
   }
@@ -188,13 +196,16 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     }
     const subject = this.subjectFor(tenantId);
     for (let attempt = 0; ; attempt++) {
-      const h = await this.ready();
+      let h = await this.ready();
       try {
         const ack = await h.js.publish(subject, bytes, {
           msgID: idempotencyKey,
           expect: { streamName: this.#names.stream },
           timeout: this.#host.connector.requestTimeoutMs,
         });
+        // A new event below one already seen: the stream was re-created by another process.
+        if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
+        this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
         return {
           eventId: eventIdFor(h.incarnation, ack.seq),
           cursor: cursorWithPrefix(this.#prefix, ack.seq),
@@ -258,20 +269,32 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   async head(): Promise<Cursor> {
-    const h = await this.ready();
-    const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
-    if (!info) throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(this.id)} no longer exists on the broker`);
-    return this.cursorAt(info.state.last_seq);
+    return this.cursorAt((await this.#currentInfo()).state.last_seq);
+  }
+
+  /**
+   * Stream info of the current incarnation: when another process destroyed (and maybe
+   * re-created) the topic, provision again, once, so cursors name the stream that exists.
+   */
+  async #currentInfo(): Promise<StreamInfo> {
+    for (let attempt = 0; ; attempt++) {
+      const h = attempt === 0 ? await this.ready() : await this.refresh();
+      const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
+      if (info && incarnationOf(info) === h.incarnation) return info;
+      if (attempt > 0) {
+        throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(this.id)} changed on the broker while it was read`);
+      }
+    }
   }
 
   async latestCursor(options: { tenantId?: string } = {}): Promise<Cursor | undefined> {
     const { tenantId } = options;
     if (tenantId !== undefined) assertTenantId(tenantId);
-    const h = await this.ready();
     if (tenantId === undefined) {
-      const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
-      return info && info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
+      const info = await this.#currentInfo();
+      return info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
     }
+    const h = await this.ready();
     try {
       const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
       return msg ? this.cursorAt(msg.seq) : undefined;

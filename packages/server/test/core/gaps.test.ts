@@ -111,3 +111,41 @@ describe("gaps", () => {
     expect(got.map((e) => e.cursor)).toEqual(mine.map((r) => r.cursor));
   });
 });
+
+describe("incarnations across processes", () => {
+  it("gap - a process that did not destroy the topic notices the re-created stream", async () => {
+    const here = fx.sync();
+    const there = fx.sync({ namespace: here.namespace });
+    const mine = here.topic<number>({ id: "shared.feed" });
+    const theirs = there.topic<number>({ id: "shared.feed" });
+    for (let i = 1; i <= 3; i++) await mine.publish({ data: i });
+    const old = await mine.head();
+    // Another application destroys and re-creates the topic.
+    await theirs.destroy();
+    await theirs.publish({ data: 10 });
+    // This process's cursors now name the new incarnation, so an old cursor is a gap here too.
+    expect(await failure(mine.replay({ after: old }))).toBeInstanceOf(RetentionGapError);
+    const head = await mine.head();
+    expect(head).not.toBe(old);
+    expect((await collect(mine.replay({ after: mine.cursorAt(0) }))).map((e) => e.cursor)).toEqual([head]);
+    // A receipt after the re-creation names the new incarnation as well.
+    const fresh = fx.sync({ namespace: here.namespace }).topic<number>({ id: "shared.feed" });
+    const r = await fresh.publish({ data: 11 });
+    expect((await collect(mine.replay({ after: head }))).map((e) => e.cursor)).toEqual([r.cursor]);
+  });
+
+  it("gap - a publish that lands in a stream re-created elsewhere returns a receipt of the new stream", async () => {
+    const here = fx.sync();
+    const there = fx.sync({ namespace: here.namespace });
+    const mine = here.topic<number>({ id: "shared.pub" });
+    const theirs = there.topic<number>({ id: "shared.pub" });
+    for (let i = 1; i <= 3; i++) await mine.publish({ data: i });
+    await theirs.destroy();
+    await theirs.head(); // re-created, empty
+    const r = await mine.publish({ data: 4 });
+    expect(r.streamSequence).toBe(1);
+    const [event] = await collect(theirs.replay());
+    expect(event!.cursor).toBe(r.cursor);
+    expect(event!.eventId).toBe(r.eventId);
+  });
+});
