@@ -38,7 +38,9 @@ const title = "Your order #12345 has shipped and is on its way";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const binary = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
+/** A binary of an npm platform package, resolved from its wrapper package (a root dev dependency). */
+const binary = (wrapper: string, pkg: string, file: string) =>
+  join(dirname(createRequire(require.resolve(`${wrapper}/package.json`)).resolve(`${pkg}/package.json`)), file);
 
 // Node runs the BUILT packages, as fanout.bench.ts does (tsx's keepNames would inflate memory).
 const tsc = require.resolve("typescript/bin/tsc");
@@ -83,8 +85,8 @@ async function startServer(runtime: Runtime): Promise<Server> {
   }
   const [command, args] =
     runtime === "bun"
-      ? [binary("@oven/bun-linux-x64", "bin/bun"), ["run", bundled]]
-      : [binary("@deno/linux-x64-glibc", "deno"), ["run", "--quiet", "--allow-net", "--allow-env", "--v8-flags=--expose-gc", bundled]];
+      ? [binary("bun", "@oven/bun-linux-x64", "bin/bun"), ["run", bundled]]
+      : [binary("deno", "@deno/linux-x64-glibc", "deno"), ["run", "--quiet", "--allow-net", "--allow-env", "--v8-flags=--expose-gc", bundled]];
   const child: ChildProcess = spawn(command, args, {
     env: { ...process.env, NATS_WS_URL: nats.wsUrl!, NO_COLOR: "1", DENO_DIR: join(work, "deno") },
     stdio: ["ignore", "pipe", "inherit"],
@@ -196,7 +198,7 @@ const fmt = (v: number, digits = 0) => (Number.isNaN(v) ? "-" : v.toLocaleString
 const version = (cmd: string, args: string[]) => execFileSync(cmd, args).toString().split("\n")[0]!.trim();
 console.log(`\n### Bridge fan-out per runtime over ${TENANTS} tenants (${environment()})\n`);
 console.log(
-  `Bun ${version(binary("@oven/bun-linux-x64", "bin/bun"), ["--version"])}, ${version(binary("@deno/linux-x64-glibc", "deno"), ["--version"])}; Node over TCP NATS, Bun and Deno over WebSocket NATS.\n`,
+  `Bun ${version(binary("bun", "@oven/bun-linux-x64", "bin/bun"), ["--version"])}, ${version(binary("deno", "@deno/linux-x64-glibc", "deno"), ["--version"])}; Node over TCP NATS, Bun and Deno over WebSocket NATS.\n`,
 );
 console.log(`| measure | connections | ${RUNTIMES.join(" | ")} |`);
 console.log(`|:--|--:|${RUNTIMES.map(() => "--:").join("|")}|`);

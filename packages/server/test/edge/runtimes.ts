@@ -41,9 +41,13 @@ export interface Runtime {
   start(ctx: RuntimeContext): Promise<RunningBridge>;
 }
 
-/** Path of a binary shipped inside an npm platform package (no postinstall needed). */
-export function platformBinary(pkg: string, file: string): string {
-  return join(dirname(require.resolve(`${pkg}/package.json`)), file);
+/**
+ * Path of a binary shipped inside an npm platform package (no postinstall needed): `pkg` is an
+ * optional dependency of the `wrapper` package (a root dev dependency), resolved from it.
+ */
+export function platformBinary(wrapper: string, pkg: string, file: string): string {
+  const fromWrapper = createRequire(require.resolve(`${wrapper}/package.json`));
+  return join(dirname(fromWrapper.resolve(`${pkg}/package.json`)), file);
 }
 
 /** Bundles a runtime-neutral app for a non-Node runtime. */
@@ -125,7 +129,7 @@ export const denoRuntime: Runtime = {
   async start(ctx) {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-deno-"));
     const file = await bundle("app/deno.ts", dir);
-    const deno = platformBinary("@deno/linux-x64-glibc", "deno");
+    const deno = platformBinary("deno", "@deno/linux-x64-glibc", "deno");
     const { child, port } = await startChild(
       deno,
       ["run", "--quiet", "--no-prompt", "--allow-net", "--allow-env", file],
@@ -144,7 +148,7 @@ export const bunRuntime: Runtime = {
   async start(ctx) {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-bun-"));
     const file = await bundle("app/bun.ts", dir);
-    const bun = platformBinary("@oven/bun-linux-x64", "bin/bun");
+    const bun = platformBinary("bun", "@oven/bun-linux-x64", "bin/bun");
     const { child, port } = await startChild(bun, ["run", file], { ...ctx.env, NATS_WS_URL: ctx.natsWsUrl, TIDEMARK_NAMESPACE: ctx.namespace, NO_COLOR: "1" }, dir);
     return running(port, async () => {
       await stopChild(child);
@@ -197,7 +201,7 @@ export const workerdRuntime: Runtime = {
   async start(ctx) {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-workerd-"));
     await bundle("app/worker.ts", dir);
-    const workerd = platformBinary("@cloudflare/workerd-linux-64", "bin/workerd");
+    const workerd = platformBinary("workerd", "@cloudflare/workerd-linux-64", "bin/workerd");
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       writeFileSync(join(dir, "config.capnp"), workerdConfig(port, ctx));
