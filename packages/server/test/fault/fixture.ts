@@ -35,11 +35,16 @@ export class Publisher {
   retries = 0;
   /** Time of each acknowledgement (ms since the epoch), for recovery times. */
   readonly ackTimes: number[] = [];
-  readonly #topic: Topic<{ n: number }>;
+  readonly #topic: Topic<{ n: number; pad?: string }>;
+  readonly #pad: string | undefined;
+  /** Idempotency keys are unique per publisher, so two publishers never dedupe each other. */
+  readonly #prefix = Math.random().toString(36).slice(2, 8);
   #n = 0;
 
-  constructor(topic: Topic<{ n: number }>) {
+  /** `padBytes` adds a padding string to each event (to fill slow readers' buffers). */
+  constructor(topic: Topic<{ n: number; pad?: string }>, options: { padBytes?: number } = {}) {
     this.#topic = topic;
+    this.#pad = options.padBytes ? "x".repeat(options.padBytes) : undefined;
   }
 
   get ackedCount(): number {
@@ -55,7 +60,7 @@ export class Publisher {
     this.published++;
     for (;;) {
       try {
-        const receipt = await this.#topic.publish({ data: { n }, tenantId, idempotencyKey: `p-${n}` });
+        const receipt = await this.#topic.publish({ data: { n, pad: this.#pad }, tenantId, idempotencyKey: `${this.#prefix}-${n}` });
         let set = this.acked.get(tenantId);
         if (!set) this.acked.set(tenantId, (set = new Set()));
         set.add(receipt.eventId);

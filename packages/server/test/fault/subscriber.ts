@@ -78,6 +78,19 @@ export class ResumingSubscriber {
     return this.#ws?.readyState === WebSocket.OPEN;
   }
 
+  /** Drops the socket as a lost network would: the subscriber reconnects and resumes by itself. */
+  drop(): void {
+    this.#ws?.terminate();
+  }
+
+  /** Stops reading from the socket for `ms` (a slow reader: the server's send buffer fills). */
+  pause(ms: number): void {
+    const socket = (this.#ws as unknown as { _socket?: { pause(): void; resume(): void } } | undefined)?._socket;
+    if (!socket) return;
+    socket.pause();
+    setTimeout(() => socket.resume(), ms);
+  }
+
   close(): void {
     this.#closed = true;
     this.#ws?.terminate();
