@@ -10,7 +10,9 @@ import { CloseCode, InvalidArgumentError, type SubscriptionMode } from "@tidemar
 import { HubRegistry } from "../hub/registry.js";
 import { hubRegistryOf } from "../hub/install.js";
 import { Connection } from "./connection.js";
-import { HubIds, type BridgeCore, type BridgeSocket } from "./core.js";
+import { HubIds, SEND_TEXT_BYTES, type BridgeCore, type BridgeSocket, type FrameText, type TextBytesSender } from "./core.js";
+
+const encoder = new TextEncoder();
 import { EventFrames, encode } from "./frames.js";
 import { jsonLogger, leveled } from "./log.js";
 import { BridgeMetrics } from "./metrics.js";
@@ -50,6 +52,11 @@ class ContextSocket implements BridgeSocket {
   }
   send(data: string): void {
     this.#ws.send(data);
+  }
+  sendFrame(frame: FrameText): void {
+    const fast = (this.#ws as unknown as { [SEND_TEXT_BYTES]?: TextBytesSender })[SEND_TEXT_BYTES];
+    if (!fast) return this.#ws.send(frame.text);
+    fast.sendTextBytes((frame.bytes ??= encoder.encode(frame.text)));
   }
   close(code: number, reason: string): void {
     this.#ws.close(code, reason);

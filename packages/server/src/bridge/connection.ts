@@ -18,7 +18,7 @@ import {
 import { defaultExpiresAt, defaultPrincipalKey } from "./options.js";
 import { encode, parseClientFrame, ProtocolError } from "./frames.js";
 import { Subscription } from "./subscription.js";
-import type { BridgeCore, BridgeSocket } from "./core.js";
+import type { BridgeCore, BridgeSocket, FrameText } from "./core.js";
 
 type State = "new" | "open" | "expired" | "closed";
 
@@ -89,6 +89,16 @@ export class Connection<P = unknown> {
     if (this.state === "closed") return;
     try {
       this.#socket.send(text);
+    } catch {
+      this.close(CloseCode.InternalError, "send failed");
+    }
+  }
+
+  /** Sends a frame shared with other connections (an event frame). */
+  sendFrame(frame: FrameText): void {
+    if (this.state === "closed") return;
+    try {
+      this.#socket.sendFrame(frame);
     } catch {
       this.close(CloseCode.InternalError, "send failed");
     }

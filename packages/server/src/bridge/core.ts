@@ -6,9 +6,27 @@ import type { LogLevel } from "./log.js";
 import type { HubRegistry } from "../hub/registry.js";
 import type { Connection } from "./connection.js";
 
+/**
+ * An optional fast path a runtime adapter may put on its WSContext (the Node entry does):
+ * send a frame's UTF-8 bytes as a TEXT message, so a frame shared by many sockets is encoded
+ * once instead of once per socket. (`WSContext.send(Uint8Array)` would send a binary message.)
+ */
+export const SEND_TEXT_BYTES = Symbol.for("tidemark.sendTextBytes");
+export interface TextBytesSender {
+  sendTextBytes(bytes: Uint8Array): void;
+}
+
+/** A serialised frame; `bytes` (its UTF-8) is filled on first use by a socket that takes it. */
+export interface FrameText {
+  text: string;
+  bytes?: Uint8Array;
+}
+
 /** The runtime-neutral view of a WebSocket the bridge writes to. */
 export interface BridgeSocket {
   send(data: string): void;
+  /** Sends a shared frame (text or, where the runtime allows, its cached UTF-8 bytes). */
+  sendFrame(frame: FrameText): void;
   close(code: number, reason: string): void;
   /** Bytes queued for sending; 0 when the runtime does not tell. */
   readonly bufferedAmount: number;

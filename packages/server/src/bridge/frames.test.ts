@@ -40,8 +40,8 @@ describe("frames", () => {
     const frames = new EventFrames();
     const event = { eventId: "i-1", cursor: "s6t.c", streamSequence: 1, data: { a: 1 }, publishedAt: 5 } as unknown as TidemarkEvent;
     const a = frames.frame("h1", event);
-    expect(JSON.parse(a)).toEqual({ type: "event", hub: "h1", event });
+    expect(JSON.parse(a.text)).toEqual({ type: "event", hub: "h1", event });
     expect(frames.frame("h1", event)).toBe(a);
-    expect(JSON.parse(frames.frame("h2", event)).hub).toBe("h2");
+    expect(JSON.parse(frames.frame("h2", event).text).hub).toBe("h2");
   });
 });

@@ -2,6 +2,7 @@
  * Parsing and checking of client frames, and serialisation of server frames. Event frames are
  * serialised once per (event, hub) and the same string is sent to every subscriber.
  */
+import type { FrameText } from "./core.js";
 import {
   ErrorCode,
   MAX_CURSOR_LENGTH,
@@ -80,12 +81,12 @@ export function encode(frame: ServerFrame): string {
 
 /** @internal Serialises event frames once per (event, hub). */
 export class EventFrames {
-  readonly #cache = new WeakMap<object, { hub: string; frame: string }>();
+  readonly #cache = new WeakMap<object, { hub: string; frame: FrameText }>();
 
-  frame(hub: string, event: TidemarkEvent): string {
+  frame(hub: string, event: TidemarkEvent): FrameText {
     const hit = this.#cache.get(event);
     if (hit && hit.hub === hub) return hit.frame;
-    const frame = `{"type":"event","hub":${JSON.stringify(hub)},"event":${JSON.stringify(event)}}`;
+    const frame = { text: `{"type":"event","hub":${JSON.stringify(hub)},"event":${JSON.stringify(event)}}` };
     this.#cache.set(event, { hub, frame });
     return frame;
   }

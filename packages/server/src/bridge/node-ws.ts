@@ -10,6 +10,7 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { defineWebSocketHelper, WSContext, type WSEvents, type UpgradeWebSocket } from "hono/ws";
 import type { WebSocket, WebSocketServer } from "ws";
+import { SEND_TEXT_BYTES } from "./core.js";
 
 const SLOT = Symbol("tidemark.upgrade");
 
@@ -35,6 +36,11 @@ function requestOf(req: IncomingMessage): Request {
 }
 
 const ignore = () => undefined;
+
+function uncork(init: { uncorked(): void }, socket: { uncork(): void }): void {
+  init.uncorked();
+  socket.uncork();
+}
 
 function refuse(socket: Duplex, status: number): void {
   if (socket.destroyed) return;
@@ -79,16 +85,40 @@ interface Attached {
 }
 type Tagged = WebSocket & { [STATE]: Attached };
 
-/** The WSContextInit of a `ws` socket. */
+const TEXT = { binary: false };
+
+/**
+ * The WSContextInit of a `ws` socket. Sends made in one turn of the event loop are corked into
+ * one write: a burst of events to a socket costs one syscall, not one per frame.
+ */
 class NodeSocketInit {
   readonly raw: WebSocket;
   readonly protocol: string;
+  #corked = false;
   constructor(ws: WebSocket) {
     this.raw = ws;
     this.protocol = ws.protocol;
   }
   send(data: string | ArrayBuffer | Uint8Array): void {
+    this.#cork();
     this.raw.send(data);
+  }
+  /** TEXT message from UTF-8 bytes encoded once for every socket (see SEND_TEXT_BYTES). */
+  sendTextBytes(bytes: Uint8Array): void {
+    this.#cork();
+    this.raw.send(bytes, TEXT);
+  }
+  #cork(): void {
+    if (this.#corked) return;
+    const socket = (this.raw as unknown as { _socket?: { cork(): void; uncork(): void; destroyed?: boolean } })._socket;
+    if (!socket || socket.destroyed) return;
+    this.#corked = true;
+    socket.cork();
+    process.nextTick(uncork, this, socket);
+  }
+  /** @internal */
+  uncorked(): void {
+    this.#corked = false;
   }
   close(code?: number, reason?: string): void {
     this.raw.close(code, reason);
@@ -116,7 +146,9 @@ function onWsError(this: Tagged): void {
 }
 
 function attach(ws: WebSocket, events: WSEvents<WebSocket>): void {
-  const ctx = new WSContext<WebSocket>(new NodeSocketInit(ws));
+  const init = new NodeSocketInit(ws);
+  const ctx = new WSContext<WebSocket>(init);
+  (ctx as unknown as { [SEND_TEXT_BYTES]: NodeSocketInit })[SEND_TEXT_BYTES] = init;
   (ws as Tagged)[STATE] = { events, ctx };
   events.onOpen?.(new Event("open"), ctx);
   ws.on("message", onWsMessage as (this: WebSocket, ...args: unknown[]) => void);

@@ -147,7 +147,7 @@ export class Subscription<P = unknown> implements HubProgress {
 
   #deliver(event: TidemarkEvent): void {
     const { core } = this.#conn;
-    this.#conn.send(core.frames.frame(this.hubId, event));
+    this.#conn.sendFrame(core.frames.frame(this.hubId, event));
     this.cursor = event.cursor;
     core.metrics.eventsDelivered++;
     core.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);

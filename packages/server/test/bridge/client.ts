@@ -10,12 +10,15 @@ export class TestClient {
   /** Every frame ever received, in order. */
   readonly log: Frame[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
+  /** Binary messages received (the protocol is text frames only: should stay 0). */
+  binary = 0;
   #waiters: { match: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
 
   private constructor(ws: WebSocket) {
     this.ws = ws;
     this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-    ws.on("message", (data) => {
+    ws.on("message", (data, isBinary) => {
+      if (isBinary) this.binary++;
       const frame = JSON.parse(data.toString()) as Frame;
       this.log.push(frame);
       if (frame.type === "ping") this.send({ type: "pong" });

@@ -127,6 +127,7 @@ describe("bridge resume", () => {
     const [ea] = await a.events(String(sa.hub), 1);
     const [eb] = await b.events(String(sb.hub), 1);
     expect(JSON.stringify(ea)).toBe(JSON.stringify(eb));
+    expect(a.binary + b.binary).toBe(0); // text frames, even when sent from shared bytes
   });
 
   it("bridge - live mode delivers new events without a cursor", async () => {
