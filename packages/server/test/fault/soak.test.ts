@@ -45,7 +45,7 @@ describe("soak", () => {
       // Slow readers read a hot tenant of 64 KiB events: a paused one overflows its socket
       // buffers, the bridge pauses it, and it catches up by replay.
       const hotPublisher = new Publisher(topic, { padBytes: 64 * 1024 });
-      const slow = (await startSubscribers(10, { urls: [bridge.wsUrl], topic: "fault.events", tenants: ["hot"] }));
+      const slow = await startSubscribers(10, { urls: [bridge.wsUrl], topic: "fault.events", tenants: ["hot"] });
       steady.push(...slow);
       const expected = (s: ResumingSubscriber) => (s.options.tenantId === "hot" ? hotPublisher : publisher).expected(s.options.tenantId);
 
@@ -65,11 +65,14 @@ describe("soak", () => {
       let joined = 0;
       const churn = setInterval(() => {
         // Reconnect churn: 5 steady subscribers lose their socket and resume.
-        for (let i = 0; i < 5; i++) (steady[Math.floor(Math.random() * steady.length)]!).drop(), drops++;
+        for (let i = 0; i < 5; i++, drops++) steady[Math.floor(Math.random() * steady.length)]!.drop();
         // Slow readers: one of the hot tenant's readers stops reading for 8 s.
         slow[pauses++ % slow.length]!.pause(8_000);
         // Joiners come and go (live from the head).
-        for (const j of [...joiners].slice(0, 5)) (j.close(), joiners.delete(j));
+        for (const j of [...joiners].slice(0, 5)) {
+          j.close();
+          joiners.delete(j);
+        }
         for (let i = 0; i < 5; i++) {
           const tenantId = tenants[joined % tenants.length]!;
           const j = new ResumingSubscriber({ urls: [bridge!.wsUrl], token: `j${joined++}@${tenantId}`, topic: "fault.events", tenantId });
