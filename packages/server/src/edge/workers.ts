@@ -9,7 +9,7 @@
  * import { createSync } from "@tidemark/server/edge";
  * import { defineBridgeObject, routeToBridge } from "@tidemark/server/edge/workers";
  * export const TidemarkBridge = defineBridgeObject((env: Env) => {
- *   const sync = createSync({ nats: { servers: env.NATS_URL } });
+ *   const sync = createSync({ nats: { servers: env.NATS_WS_URL } });
  *   return { sync, topics: [expose(sync.topic({ id: "notifications" }), authorize)], authenticate };
  * });
  * export default { fetch: (request: Request, env: Env) => routeToBridge(request, env.TIDEMARK_BRIDGE) };
