@@ -79,6 +79,8 @@ describe("hostile: fuzzing the bridge", () => {
     // Huge frames (1 MiB text) and binary frames.
     for (let i = 0; i < 5; i++) attacks.push(raw(run.wsUrl, (ws) => ws.send("x".repeat(1024 * 1024))));
     for (let i = 0; i < 5; i++) attacks.push(raw(run.wsUrl, (ws) => ws.send(Buffer.from([1, 2, 3]))));
+    // Over the socket's own message limit (1 MiB): refused by the WebSocket layer (1009).
+    for (let i = 0; i < 3; i++) attacks.push(raw(run.wsUrl, (ws) => ws.send("y".repeat(4 * 1024 * 1024))));
     // Subscribe floods: connections stay, subscriptions stay within the limits.
     const flooders = await Promise.all(Array.from({ length: 10 }, (_, i) => TestClient.connect(run.wsUrl, `evil${20 + i}`)));
     for (const f of flooders) for (let j = 0; j < 500; j++) f.send({ type: "subscribe", id: `f${j}`, topic: "fuzz", tenantId: "e", mode: j % 2 ? "hub" : "live" });
@@ -93,6 +95,7 @@ describe("hostile: fuzzing the bridge", () => {
     expect(codes.slice(0, 60).every((c) => c === 4400)).toBe(true);
     expect(codes.slice(80, 85).every((c) => c === 4413)).toBe(true);
     expect(codes.slice(85, 90).every((c) => c === 4400)).toBe(true);
+    expect(codes.slice(90, 93).every((c) => c === 1009)).toBe(true);
     expect(codes.every((c) => c !== 4500 && c !== 1011)).toBe(true);
     expect((await Promise.all(silent)).every((c) => c === 4408)).toBe(true);
     for (const f of flooders) {
