@@ -62,3 +62,6 @@ export { defineConfig } from "./cli/config.js";
 export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";
 // Loading the process module registers topic.process() and topic.deadLetters() with every Sync.
 export { PROCESS_DEFAULTS } from "./process/index.js";
+// Signed-token authentication for the bridge (jose: HS256/ES256, expiry, revocation hook).
+export { tokenAuthenticator } from "./auth/index.js";
+export type { TokenAuthenticatorOptions, TokenPrincipal } from "./auth/index.js";
