@@ -11,7 +11,7 @@
  * events published as fast as possible; deliveries/s until the last one arrived). Rates are
  * medians over the rounds, latency percentiles come from all rounds together.
  *
- *   pnpm bench fanout   (FANOUT_SIZES=2000,10000 FANOUT_IMPLS=ws,bridge,socketio FANOUT_ROUNDS=3
+ *   pnpm bench fanout   (FANOUT_SIZES=2000,10000 FANOUT_IMPLS=ws,bridge,socketio FANOUT_ROUNDS=2
  *                        FANOUT_STORM=0 to skip the storm, FANOUT_DEBUG=1 for per-round lines)
  */
 import { execFileSync } from "node:child_process";
@@ -30,7 +30,7 @@ const LATENCY_RATE = 100; // events/s during the latency phase
 const LATENCY_SECONDS = 2;
 const BURST = 1_000; // events published as fast as possible during the throughput phase
 /** Latency and burst phases run this many times per configuration; rates are medians, latencies merged. */
-const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 2);
 const STORM_CLIENTS = 5_000;
 const STORM_BEHIND = 50;
 const title = "Your order #12345 has shipped and is on its way";
