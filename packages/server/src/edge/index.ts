@@ -65,3 +65,6 @@ export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from
 export { jsonLogger } from "../bridge/log.js";
 export type { Logger, LogRecord, LogLevel } from "../bridge/log.js";
 export { PROCESS_DEFAULTS } from "../process/options.js";
+// Signed-token authentication (jose over Web Crypto: runs on every runtime).
+export { tokenAuthenticator } from "../auth/index.js";
+export type { TokenAuthenticatorOptions, TokenPrincipal } from "../auth/index.js";
