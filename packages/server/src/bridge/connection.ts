@@ -87,6 +87,12 @@ export class Connection<P = unknown> {
 
   send(text: string): void {
     if (this.state === "closed") return;
+    // Replies (pong, unsubscribed, errors) do not wait for backpressure; a client that keeps
+    // asking without reading would grow the buffer without bound, so past 4x it is closed.
+    if (this.#socket.bufferedAmount > 4 * this.core.limits.maxBufferedBytes) {
+      this.close(CloseCode.Timeout, "not reading");
+      return;
+    }
     try {
       this.#socket.send(text);
     } catch {

@@ -82,6 +82,23 @@ describe("bridge limits and protocol", () => {
     await bystander.next((f) => f.type === "pong");
   });
 
+  it("bridge - a client that asks for replies without reading is closed, memory stays bounded", async () => {
+    const run = await started({ maxBufferedBytes: 1024 });
+    const client = await run.connect("alice");
+    const socket = (client.ws as unknown as { _socket: { pause(): void } })._socket;
+    socket.pause(); // never reads again
+    const id = "u".repeat(128);
+    let sent = 0;
+    while (client.ws.readyState === client.ws.OPEN && sent < 400_000) {
+      for (let i = 0; i < 2_000; i++) client.send({ type: "unsubscribe", id }); // each answered by `unsubscribed`
+      sent += 2_000;
+      await new Promise((r) => setTimeout(r, 1));
+      if (run.bridge.connectionCount === 0) break;
+    }
+    await (await import("../hub/fixture.js")).eventually(() => run.bridge.connectionCount === 0, 20_000, "closed");
+    expect(run.logs.some((r) => r.msg === "frame handling failed")).toBe(false);
+  });
+
   it("bridge - a silent connection is closed after two heartbeats", async () => {
     const sync = fx.sync();
     const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }], heartbeatMs: 150 }, sync);
