@@ -23,6 +23,8 @@ import type { BridgeCore, BridgeSocket, FrameText } from "./core.js";
 type State = "new" | "open" | "expired" | "closed";
 
 let nextConnection = 0;
+/** Frames a connection may have waiting to be handled before it is closed as a protocol error. */
+const MAX_IN_FLIGHT = 256;
 
 /** Headers kept after `hello` for later `authenticate` calls (refresh, reauthenticate). */
 const KEPT_HEADERS = ["authorization", "cookie", "origin", "user-agent", "x-forwarded-for", "x-real-ip", "forwarded"];
@@ -64,6 +66,8 @@ export class Connection<P = unknown> {
   #token: string | undefined;
   #principalKey: string | undefined;
   #queue: Promise<void> = Promise.resolve();
+  /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
+  #inFlight = 0;
   #tokens: number;
   #refilled = Date.now();
   #paused: { promise: Promise<void>; resolve: () => void } | undefined;
@@ -160,12 +164,19 @@ export class Connection<P = unknown> {
       this.#protocolError(err as ProtocolError);
       return;
     }
+    // Frames wait their turn while an authorize call runs; a client that keeps sending
+    // meanwhile must not queue without bound.
+    if (++this.#inFlight > MAX_IN_FLIGHT) {
+      this.#protocolError(new ProtocolError(`more than ${MAX_IN_FLIGHT} frames waiting to be handled`));
+      return;
+    }
     this.#queue = this.#queue
       .then(() => this.#handle(frame))
       .catch((err) => {
         this.core.log("error", "frame handling failed", { connection: this.id, error: String(err) });
         this.#error(ErrorCode.Internal, "internal error");
-      });
+      })
+      .finally(() => this.#inFlight--);
   }
 
   async #handle(frame: ClientFrame): Promise<void> {

@@ -99,6 +99,17 @@ describe("bridge limits and protocol", () => {
     expect(run.logs.some((r) => r.msg === "frame handling failed")).toBe(false);
   });
 
+  it("bridge - frames piling up behind a slow authorize close the connection", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    const never = new Promise<boolean>(() => undefined);
+    const run = await fx.start({ topics: [{ topic, authorize: () => never }] }, sync);
+    const client = await run.connect("alice");
+    for (let i = 0; i < 300; i++) client.send({ type: "subscribe", id: `s${i}`, topic: "notes", tenantId: "t0", mode: "hub" });
+    expect(await client.next((f) => f.type === "error")).toMatchObject({ code: "PROTOCOL_ERROR" });
+    expect((await client.closed).code).toBe(4400);
+  });
+
   it("bridge - a silent connection is closed after two heartbeats", async () => {
     const sync = fx.sync();
     const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }], heartbeatMs: 150 }, sync);
