@@ -12,8 +12,7 @@
 import { decodeCursor, InvalidArgumentError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batches.js";
-import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import { streamInfo } from "./provision.js";
+import type { TopicRuntime } from "./runtime.js";
 import { parseDescription } from "./streams.js";
 import { TidemarkError } from "@tidemark/shared";
 
@@ -36,8 +35,8 @@ export function firstRetained(info: StreamInfo): number {
   return info.state.messages === 0 ? info.state.last_seq + 1 : info.state.first_seq;
 }
 
-async function window(rt: TopicRuntime, h: TopicHandles): Promise<StreamInfo> {
-  const info = await streamInfo(h.jsm, rt.streamName);
+async function window(rt: TopicRuntime): Promise<StreamInfo> {
+  const info = await rt.streamInfo();
   if (!info) throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(rt.options.id)} no longer exists on the broker`);
   return info;
 }
@@ -63,7 +62,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     throw new InvalidArgumentError(`until (sequence ${until}) is before after (sequence ${after})`);
   }
 
-  let info = await window(rt, h).catch((e) => Promise.reject(rt.mapError(e)));
+  let info = await window(rt);
   // Another process may have destroyed and re-created the topic since this one provisioned it.
   if (incarnationOf(info) !== h.incarnation) h = await rt.refresh();
   let first = firstRetained(info);
@@ -115,7 +114,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
         p = m.seq;
       }
       if (checked) {
-        info = await window(rt, h).catch((e) => Promise.reject(rt.mapError(e)));
+        info = await window(rt);
         first = firstRetained(info);
       }
       for (const m of batch) {
@@ -145,7 +144,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   // A finite read that ends below `last` must not have lost the tail to retention.
   async function finalCheck(): Promise<void> {
     if (prev === undefined) return;
-    const now = await window(rt, h!).catch((e) => Promise.reject(rt.mapError(e)));
+    const now = await window(rt);
     const f = firstRetained(now);
     if (f > prev + 1 && prev < last) throw gap(rt, prev, f, "retention removed events past the cursor");
   }

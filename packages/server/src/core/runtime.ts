@@ -4,7 +4,7 @@
  * first use.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Cursor, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
 
@@ -38,6 +38,11 @@ export interface TopicRuntime {
    * incarnation changed): later cursors and events name the new incarnation.
    */
   refresh(): Promise<TopicHandles>;
+  /**
+   * Stream info of the event stream (undefined when it does not exist), from a request that
+   * started after this call; concurrent callers share requests.
+   */
+  streamInfo(): Promise<StreamInfo | undefined>;
   /** Decodes a stored or delivered message into an event of this topic. */
   toEvent<T = unknown>(msg: JsMsg | StoredMsg): TidemarkEvent<T>;
   cursorAt(sequence: number): Cursor;

@@ -23,6 +23,7 @@ import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
+import { coalesceAfter } from "./coalesce.js";
 import { readLive } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
@@ -104,6 +105,15 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     }
     return this.#ready;
   }
+
+  readonly streamInfo = coalesceAfter(async (): Promise<StreamInfo | undefined> => {
+    const h = await this.ready();
+    try {
+      return await streamInfo(h.jsm, this.#names.stream);
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  });
 
   refresh(): Promise<TopicHandles> {
     this.#ready = undefined;
