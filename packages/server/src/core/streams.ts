@@ -77,34 +77,48 @@ export function newIncarnation(): string {
   return n.toString(36).padStart(10, "0").slice(-10);
 }
 
-/** Config of the event stream. */
-export function eventStreamConfig(
-  names: TopicNames,
+type StreamDeclaration = Partial<StreamConfig> & { name: string };
+
+// What both streams of a topic share: limits retention on file, the declaration in the
+// description, the topic's age limit and replicas.
+function topicStream(
+  kind: StreamDescription["kind"],
+  name: string,
+  subjectBase: string,
+  maxBytes: number,
   o: ResolvedTopicOptions,
   incarnation: string,
-): Partial<StreamConfig> & { name: string } {
+): StreamDeclaration {
   const description: StreamDescription = {
     tidemark: 1,
-    kind: "events",
+    kind,
     topic: o.id,
     owner: o.owner,
     maxPayloadBytes: o.maxPayloadBytes,
     incarnation,
   };
   return {
-    name: names.stream,
+    name,
     description: JSON.stringify(description),
-    subjects: [`${names.base}.>`],
+    subjects: [`${subjectBase}.>`],
     retention: "limits" as StreamConfig["retention"],
     storage: "file" as StreamConfig["storage"],
     discard: "old" as StreamConfig["discard"],
     max_age: o.retention.maxAgeMs * NS_PER_MS,
-    max_bytes: o.retention.maxBytes,
+    max_bytes: maxBytes,
     max_msg_size: o.maxPayloadBytes + HEADROOM_BYTES,
     max_msgs: -1,
     max_consumers: -1,
+    // resolveTopicOptions already capped the window at maxAgeMs (the server refuses longer).
     duplicate_window: o.dedupeWindowMs * NS_PER_MS,
     num_replicas: o.replicas,
+  };
+}
+
+/** Config of the event stream. */
+export function eventStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string): StreamDeclaration {
+  return {
+    ...topicStream("events", names.stream, names.base, o.retention.maxBytes, o, incarnation),
     allow_direct: true,
     // Stored events are republished on core subjects with their sequence in headers: live()
     // readers subscribe there and need no consumer each.
@@ -113,34 +127,8 @@ export function eventStreamConfig(
 }
 
 /** Config of the dead-letter stream. */
-export function deadLetterStreamConfig(
-  names: TopicNames,
-  o: ResolvedTopicOptions,
-  incarnation: string,
-): Partial<StreamConfig> & { name: string } {
-  const description: StreamDescription = {
-    tidemark: 1,
-    kind: "dead-letters",
-    topic: o.id,
-    owner: o.owner,
-    maxPayloadBytes: o.maxPayloadBytes,
-    incarnation,
-  };
-  return {
-    name: names.deadLetterStream,
-    description: JSON.stringify(description),
-    subjects: [`${names.deadLetterBase}.>`],
-    retention: "limits" as StreamConfig["retention"],
-    storage: "file" as StreamConfig["storage"],
-    discard: "old" as StreamConfig["discard"],
-    max_age: o.retention.maxAgeMs * NS_PER_MS,
-    max_bytes: o.deadLetterRetention.maxBytes,
-    max_msg_size: o.maxPayloadBytes + HEADROOM_BYTES,
-    max_msgs: -1,
-    max_consumers: -1,
-    duplicate_window: Math.min(o.dedupeWindowMs, o.retention.maxAgeMs) * NS_PER_MS,
-    num_replicas: o.replicas,
-  };
+export function deadLetterStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string): StreamDeclaration {
+  return topicStream("dead-letters", names.deadLetterStream, names.deadLetterBase, o.deadLetterRetention.maxBytes, o, incarnation);
 }
 
 /** Fields of the declaration that must match the broker, read back from a stream config. */
