@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { startEmbeddedNats, type EmbeddedNats } from "../../src/embedded/server.js";
 
 /** Ports the kernel hands out now (closed again, so there is a small race; good enough on loopback). */
@@ -64,7 +66,7 @@ export interface TestCluster {
   stop(index: number): Promise<void>;
   /** Starts a stopped node again on the same ports and store. */
   start(index: number): Promise<void>;
-  /** Waits until every running node agrees on a JetStream meta leader (and `streams`, if given, have leaders). */
+  /** Waits until every running node agrees on a JetStream meta leader and answers the JetStream API. */
   ready(options?: { timeoutMs?: number }): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -132,6 +134,22 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
         timeoutMs,
         200,
       );
+      // JetStream answers its API on every running node (account info goes through the meta leader).
+      for (const n of nodes.filter((x) => x.server)) {
+        await until(
+          `JetStream answers on ${n.name}`,
+          async () => {
+            const nc = await connect({ servers: n.url, reconnect: false, timeout: 2_000 });
+            try {
+              return !!(await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo());
+            } finally {
+              await nc.close();
+            }
+          },
+          timeoutMs,
+          200,
+        );
+      }
     },
     async [Symbol.asyncDispose]() {
       await Promise.all(nodes.map((n) => n.server?.stop(2_000)));
