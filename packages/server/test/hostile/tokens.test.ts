@@ -66,7 +66,7 @@ describe("hostile: signed tokens", () => {
 
   it("tokens - expiry ends the subscriptions (UNAUTHORIZED) and no event follows; a refresh with a new token lets the client resume", async () => {
     const { topic, run } = await start(tokenAuthenticator({ key: secret, clockToleranceSec: 0 }));
-    const c = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"], 2));
+    const c = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"], 4));
     const { hub } = await c.subscribe({ id: "a", topic: "tokens", tenantId: "a" });
     await c.next((f) => f.type === "caught_up");
     await topic.publish({ data: { n: 1 }, tenantId: "a" });
