@@ -1,0 +1,32 @@
+import { describe, it, expect } from "vitest";
+import { SignJWT } from "jose";
+import { tokenAuthenticator } from "./authenticate.js";
+
+const secret = "0123456789abcdef0123456789abcdef";
+const sign = (claims: Record<string, unknown>, exp: number | undefined = Math.floor(Date.now() / 1000) + 60) => {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).setSubject("u1");
+  if (exp !== undefined) jwt.setExpirationTime(exp);
+  return jwt.sign(new TextEncoder().encode(secret));
+};
+
+describe("tokenAuthenticator", () => {
+  it("auth - maps sub, tenants and exp to the principal", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const p = await tokenAuthenticator({ key: secret })(await sign({ tenants: ["a", 5, "b"] }, exp));
+    expect(p).toMatchObject({ id: "u1", tenants: ["a", "b"], expiresAt: exp * 1000 });
+  });
+
+  it("auth - refuses tokens without exp unless allowed, and revoked ones", async () => {
+    const noExp = await sign({}, undefined);
+    expect(await tokenAuthenticator({ key: secret })(noExp)).toBeUndefined();
+    expect(await tokenAuthenticator({ key: secret, allowNoExpiry: true })(noExp)).toMatchObject({ id: "u1", expiresAt: undefined });
+    const revoked = tokenAuthenticator({ key: secret, isRevoked: (c) => c.sub === "u1" });
+    expect(await revoked(await sign({}))).toBeUndefined();
+  });
+
+  it("auth - a short HS256 secret is refused at setup; a custom principal is used", async () => {
+    expect(() => tokenAuthenticator({ key: "short" })).toThrow(/32 bytes/);
+    const auth = tokenAuthenticator({ key: secret, principal: (c) => `user:${String(c.sub)}` });
+    expect(await auth(await sign({}))).toBe("user:u1");
+  });
+});
