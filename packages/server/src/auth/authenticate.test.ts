@@ -3,9 +3,10 @@ import { SignJWT } from "jose";
 import { tokenAuthenticator } from "./authenticate.js";
 
 const secret = "0123456789abcdef0123456789abcdef";
-const sign = (claims: Record<string, unknown>, exp: number | undefined = Math.floor(Date.now() / 1000) + 60) => {
+/** Signs `claims` for sub "u1"; `exp` null leaves the token without expiry. */
+const sign = (claims: Record<string, unknown>, exp: number | null = Math.floor(Date.now() / 1000) + 60) => {
   const jwt = new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).setSubject("u1");
-  if (exp !== undefined) jwt.setExpirationTime(exp);
+  if (exp !== null) jwt.setExpirationTime(exp);
   return jwt.sign(new TextEncoder().encode(secret));
 };
 
@@ -17,7 +18,7 @@ describe("tokenAuthenticator", () => {
   });
 
   it("auth - refuses tokens without exp unless allowed, and revoked ones", async () => {
-    const noExp = await sign({}, undefined);
+    const noExp = await sign({}, null);
     expect(await tokenAuthenticator({ key: secret })(noExp)).toBeUndefined();
     expect(await tokenAuthenticator({ key: secret, allowNoExpiry: true })(noExp)).toMatchObject({ id: "u1", expiresAt: undefined });
     const revoked = tokenAuthenticator({ key: secret, isRevoked: (c) => c.sub === "u1" });
