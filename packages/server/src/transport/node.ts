@@ -4,7 +4,8 @@
  */
 import { connect } from "@nats-io/transport-node";
 import type { ConnectionOptions } from "@nats-io/nats-core";
-import { startEmbeddedNats, type EmbeddedNatsOptions } from "../embedded/server.js";
+import type { EmbeddedNatsOptions } from "../embedded/server.js";
+import { startSupervisedNats } from "../embedded/supervise.js";
 import type { NatsTransport } from "./types.js";
 
 /** @internal */
@@ -12,5 +13,6 @@ export const nodeTransport: NatsTransport<EmbeddedNatsOptions> = {
   kind: "tcp",
   // transport-node's options differ from nats-core's only in `tls` (Node's TLS options).
   connect: (options: ConnectionOptions) => connect(options as Parameters<typeof connect>[0]),
-  startManaged: (options) => startEmbeddedNats(options),
+  // Supervised: a server that dies under the application is started again on its port and store.
+  startManaged: (options) => startSupervisedNats(options),
 };
