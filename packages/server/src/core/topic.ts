@@ -18,6 +18,7 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
+import { errors as natsErrors } from "@nats-io/nats-core";
 import type { Connector } from "./connection.js";
 import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
@@ -227,6 +228,12 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
         // while disconnected: the check would only wait out a second timeout.
         if (attempt === 0 && this.#host.connector.connected && (await this.#streamGone(h))) {
           this.#ready = undefined;
+          continue;
+        }
+        // No responder: nothing stored the message (a replicated stream electing its leader right
+        // after creation). Safe to send again, a few times, with a short back-off.
+        if (attempt < 3 && err instanceof natsErrors.NoRespondersError && this.#host.connector.connected) {
+          await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
           continue;
         }
         throw this.mapError(err);

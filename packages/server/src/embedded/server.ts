@@ -81,7 +81,17 @@ const WATCHDOG =
 export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Promise<EmbeddedNats> {
   const dataDir = resolve(options.dataDir ?? process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
   const natsDir = `${dataDir}/nats`;
-  mkdirSync(natsDir, { recursive: true });
+  try {
+    mkdirSync(natsDir, { recursive: true });
+    writeFileSync(`${natsDir}/.write-check`, "");
+    rmSync(`${natsDir}/.write-check`);
+  } catch (cause) {
+    throw new EmbeddedNatsError(
+      `the data directory ${dataDir} cannot hold the embedded NATS store (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}): ` +
+        `choose a writable directory with TIDEMARK_DATA_DIR or --data`,
+      { cause },
+    );
+  }
   await stopStaleServer(natsDir);
   for (const f of readdirSync(natsDir)) if (f.endsWith(".ports")) rmSync(`${natsDir}/${f}`, { force: true });
 

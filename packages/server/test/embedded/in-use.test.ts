@@ -1,9 +1,9 @@
 import { describe, it, expect } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
-import { startEmbeddedNats } from "../../src/embedded/server.js";
+import { EmbeddedNatsError, startEmbeddedNats } from "../../src/embedded/server.js";
 import { DataDirInUseError } from "../../src/embedded/stale.js";
 
 describe("embedded data dir", () => {
@@ -23,6 +23,27 @@ describe("embedded data dir", () => {
     } finally {
       await first.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("embedded data dir that cannot hold a store", () => {
+  it("embedded - a data dir that is a file fails the start with a typed error naming the path", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tidemark-baddir-"));
+    const file = join(dir, "a-file");
+    writeFileSync(file, "x");
+    try {
+      const err: Error & { code?: string } = await startEmbeddedNats({ dataDir: file }).then(
+        () => new Error("start succeeded"),
+        (e: unknown) => e as Error & { code?: string },
+      );
+      expect(err).toBeInstanceOf(EmbeddedNatsError);
+      expect(err.code).toBe("BROKER_UNAVAILABLE");
+      expect(err.message).toContain(file);
+      expect(err.message).toMatch(/ENOTDIR/);
+      expect(err.message).toMatch(/TIDEMARK_DATA_DIR/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
