@@ -30,6 +30,12 @@ export interface ServeBridgeOptions {
   drainGraceMs?: number;
   /** Listen backlog: reconnect storms open thousands of sockets at once. @default 4096 (the kernel may cap it) */
   backlog?: number;
+  /**
+   * Time a client gets to send a complete request head (an upgrade included). Node's 60 s lets
+   * slowloris sockets that never finish the upgrade hold a file descriptor for a minute.
+   * @default 10000
+   */
+  headersTimeoutMs?: number;
 }
 
 /** A listening bridge server. */
@@ -51,7 +57,13 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
   // bridge's limit, which answers with an error frame, so it only stops absurd frames.
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(1024 * 1024, bridge.limits.maxFrameBytes * 4) });
   const app = options.app ?? bridge.app;
-  const server = createAdaptorServer({ fetch: app.fetch });
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check at
+    // a fraction of the timeout so a half-sent upgrade is dropped close to it.
+    serverOptions: { headersTimeout, requestTimeout: Math.max(headersTimeout, 300_000), connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout / 4, 5_000)) },
+  });
   handleUpgrades(server as import("node:http").Server, app.fetch, wss);
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);

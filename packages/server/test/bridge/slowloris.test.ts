@@ -1,0 +1,33 @@
+import { describe, it, expect } from "vitest";
+import { connect as tcp } from "node:net";
+import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
+import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+
+describe("bridge - slow clients", () => {
+  it("bridge - a socket that never finishes its upgrade request is dropped after headersTimeoutMs", async () => {
+    await using nats = await startTestNats();
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
+    const topic = sync.topic({ id: "notes" });
+    const bridge = createNodeBridge({ sync, topics: [{ topic, authorize: () => true }], authenticate: () => ({}), logger: () => undefined });
+    const server = await serveBridge(bridge, { port: 0, headersTimeoutMs: 1_000 });
+    try {
+      const socket = tcp({ host: "127.0.0.1", port: server.port });
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"); // never ends the head
+      const started = Date.now();
+      const closedAfter = await new Promise<number>((resolve) => {
+        socket.once("close", () => resolve(Date.now() - started));
+        socket.on("error", () => undefined);
+        socket.resume();
+        setTimeout(() => resolve(Number.POSITIVE_INFINITY), 15_000);
+      });
+      socket.destroy();
+      // Node's defaults (60 s timeout, checked every 30 s) would keep it far longer.
+      expect(closedAfter).toBeLessThan(15_000);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close();
+      await sync.close();
+    }
+  });
+});
