@@ -12,7 +12,7 @@ import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
 import { eventStreamPrefix, parseDescription } from "./streams.js";
-import type { Hub, Sync, Topic, TopicInfo, TopicOptions } from "./types.js";
+import type { Hub, Sync, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -85,7 +85,7 @@ class JetStreamSync implements Sync {
       connector: this.#connector,
       hub: <T>(topic: Topic<T>, tenantId: string | undefined) =>
         (extensions.hub ?? missing("hub()"))(this, topic as Topic<unknown>, tenantId) as Hub<T>,
-      process: (rt, o, h) => (extensions.process ?? missing("process()"))(rt, o, h),
+      process: async (rt, o, h) => this.#track(await (extensions.process ?? missing("process()"))(rt, o, h)),
       deadLetters: (rt: TopicRuntime, c: string) => (extensions.deadLetters ?? missing("deadLetters()"))(rt, c),
     };
   }
@@ -136,7 +136,23 @@ class JetStreamSync implements Sync {
     return rows.sort((a, b) => a.id.localeCompare(b.id));
   }
 
+  // Workers still running when the Sync closes are stopped (and drained) first: their
+  // in-flight handlers may still ack or dead-letter through this connection.
+  readonly #workers = new Set<Worker>();
+
+  #track(worker: Worker): Worker {
+    this.#workers.add(worker);
+    const stop = worker.stop.bind(worker);
+    return Object.assign(worker, {
+      stop: async () => {
+        this.#workers.delete(worker);
+        await stop();
+      },
+    });
+  }
+
   async close(): Promise<void> {
+    await Promise.allSettled([...this.#workers].map((w) => w.stop()));
     extensions.closeHubs?.(this);
     await this.#connector.close();
   }
