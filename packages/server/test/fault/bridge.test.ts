@@ -2,10 +2,8 @@ import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSync } from "../../src/index.js";
-import { startBridgeProcess, startTestCluster, until, writeBridgeConfig, type BridgeProcess } from "../harness/cluster.js";
-import { uniqueNamespace } from "../harness/nats.js";
-import { Publisher, faultConfigSource, faultTopicOptions, startSubscribers } from "./fixture.js";
+import { startTestCluster, until } from "../harness/cluster.js";
+import { startClusterScene } from "./fixture.js";
 import { tally } from "./subscriber.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-fault-"));
@@ -14,57 +12,42 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("fault: a bridge process dies", () => {
   it("fault - kill -9 of a bridge: its clients reconnect to another bridge and resume from their cursors, nothing lost or doubled", async () => {
     await using cluster = await startTestCluster();
-    const namespace = uniqueNamespace();
-    const config = writeBridgeConfig(dir, faultConfigSource(namespace, 3));
-    const bridges: BridgeProcess[] = [];
-    const sync = createSync({ namespace, nats: { servers: cluster.urls }, requestTimeoutMs: 2_000 });
-    const subscribers: Awaited<ReturnType<typeof startSubscribers>> = [];
-    try {
-      bridges.push(...(await Promise.all([0, 1].map(() => startBridgeProcess(["--nats", cluster.urls, "--config", config])))));
-      const topic = sync.topic<{ n: number }>(faultTopicOptions(3));
-      const publisher = new Publisher(topic);
-      const tenants = Array.from({ length: 10 }, (_, i) => `t${i}`);
-      await publisher.publish("warmup");
-      subscribers.push(...(await startSubscribers(400, { urls: bridges.map((b) => b.wsUrl), topic: "fault.events", tenants })));
-      const onVictim = subscribers.filter((s) => s.bridge === 0);
-      expect(onVictim.length).toBe(200);
+    await using scene = await startClusterScene(cluster, dir, { tenants: 10, subscribers: 400 });
+    const { bridges, publisher, subscribers, tenants } = scene;
+    const onVictim = subscribers.filter((s) => s.bridge === 0);
+    expect(onVictim.length).toBe(200);
 
-      const total = 400;
-      const running = publisher.run(tenants, total, { concurrency: 2, pauseMs: 10 });
-      await until("a quarter is acknowledged", () => publisher.ackedCount >= total / 4, 45_000);
-      const killedAt = Date.now();
-      await bridges[0]!.kill();
-      expect(bridges[0]!.child.signalCode).toBe("SIGKILL");
-      await until("the victim's clients are on the other bridge", () => onVictim.every((s) => s.connected && s.bridge === 1), 30_000);
-      const reconnectedMs = Date.now() - killedAt;
-      await running;
-      const everyone = () => subscribers.every((s) => [...publisher.expected(s.options.tenantId)].every((id) => s.seen.has(id)));
-      await until("every subscriber has every acknowledged event of its tenant", everyone, 45_000, 250);
-      const deliveredAllMs = Date.now() - killedAt;
-      const counts = tally(subscribers, (s) => publisher.expected(s.options.tenantId));
-      const expectedDeliveries = subscribers.reduce((n, s) => n + publisher.expected(s.options.tenantId).size, 0);
-      console.log(
-        "FIGURES bridge-kill " +
-          JSON.stringify({
-            subscribers: subscribers.length,
-            movedSubscribers: onVictim.length,
-            published: publisher.published,
-            acknowledged: publisher.ackedCount,
-            expectedDeliveries,
-            ...counts,
-            reconnects: subscribers.reduce((n, s) => n + s.reconnects, 0),
-            reconnectedMs,
-            deliveredAllMs,
-          }),
-      );
-      expect(onVictim.every((s) => s.reconnects >= 1)).toBe(true);
-      expect(expectedDeliveries).toBe(subscribers.length * (total / tenants.length));
-      expect(counts.delivered).toBe(expectedDeliveries);
-      expect(counts).toMatchObject({ lost: 0, doubled: 0, unexpected: 0, outOfOrder: 0, resets: 0 });
-    } finally {
-      for (const s of subscribers) s.close();
-      await Promise.all(bridges.map((b) => b.kill()));
-      await sync.close();
-    }
+    const total = 400;
+    const running = publisher.run(tenants, total, { concurrency: 2, pauseMs: 10 });
+    await until("a quarter is acknowledged", () => publisher.ackedCount >= total / 4, 45_000);
+    const killedAt = Date.now();
+    await bridges[0]!.kill();
+    expect(bridges[0]!.child.signalCode).toBe("SIGKILL");
+    await until("the victim's clients are on the other bridge", () => onVictim.every((s) => s.connected && s.bridge === 1), 30_000);
+    const reconnectedMs = Date.now() - killedAt;
+    await running;
+    const everyone = () => subscribers.every((s) => [...publisher.expected(s.options.tenantId)].every((id) => s.seen.has(id)));
+    await until("every subscriber has every acknowledged event of its tenant", everyone, 45_000, 250);
+    const deliveredAllMs = Date.now() - killedAt;
+    const counts = tally(subscribers, (s) => publisher.expected(s.options.tenantId));
+    const expectedDeliveries = subscribers.reduce((n, s) => n + publisher.expected(s.options.tenantId).size, 0);
+    console.log(
+      "FIGURES bridge-kill " +
+        JSON.stringify({
+          subscribers: subscribers.length,
+          movedSubscribers: onVictim.length,
+          published: publisher.published,
+          acknowledged: publisher.ackedCount,
+          expectedDeliveries,
+          ...counts,
+          reconnects: subscribers.reduce((n, s) => n + s.reconnects, 0),
+          reconnectedMs,
+          deliveredAllMs,
+        }),
+    );
+    expect(onVictim.every((s) => s.reconnects >= 1)).toBe(true);
+    expect(expectedDeliveries).toBe(subscribers.length * (total / tenants.length));
+    expect(counts.delivered).toBe(expectedDeliveries);
+    expect(counts).toMatchObject({ lost: 0, doubled: 0, unexpected: 0, outOfOrder: 0, resets: 0 });
   }, 120_000);
 });

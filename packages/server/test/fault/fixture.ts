@@ -3,7 +3,9 @@
  * the same idempotency key until acknowledged (so a retry can never double an event), and
  * the counting of what each subscriber should have received.
  */
-import type { Topic } from "../../src/index.js";
+import { createSync, type Sync, type Topic } from "../../src/index.js";
+import { startBridgeProcess, writeBridgeConfig, type BridgeProcess, type TestCluster } from "../harness/cluster.js";
+import { uniqueNamespace } from "../harness/nats.js";
 import { ResumingSubscriber } from "./subscriber.js";
 
 const MiB = 1024 ** 2;
@@ -110,4 +112,55 @@ export async function startSubscribers(
     await Promise.all(group.map((s) => s.start()));
   }
   return subs;
+}
+
+/** What the cluster fault suites run: bridges, the topic, a publisher and subscribers. */
+export interface ClusterScene {
+  namespace: string;
+  sync: Sync;
+  bridges: BridgeProcess[];
+  topic: Topic<{ n: number }>;
+  publisher: Publisher;
+  tenants: string[];
+  subscribers: ResumingSubscriber[];
+  /** Time it took to connect and subscribe every subscriber. */
+  subscribeMs: number;
+  /** Closes the subscribers, kills the bridges, closes the Sync. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Two `tidemark serve --nats` processes on `cluster`, the R3 fault topic (provisioned by a
+ * warm-up publish to a tenant no subscriber has), a retrying publisher, and `subscribers`
+ * WebSocket subscribers spread over the bridges and `tenants` tenants `t0…`.
+ */
+export async function startClusterScene(
+  cluster: TestCluster,
+  dir: string,
+  o: { tenants: number; subscribers: number },
+): Promise<ClusterScene> {
+  const namespace = uniqueNamespace();
+  const config = writeBridgeConfig(dir, faultConfigSource(namespace, 3));
+  const bridges: BridgeProcess[] = [];
+  const subscribers: ResumingSubscriber[] = [];
+  const sync = createSync({ namespace, nats: { servers: cluster.urls }, requestTimeoutMs: 2_000 });
+  const dispose = async () => {
+    for (const s of subscribers) s.close();
+    await Promise.all(bridges.map((b) => b.kill()));
+    await sync.close();
+  };
+  try {
+    bridges.push(...(await Promise.all([0, 1].map(() => startBridgeProcess(["--nats", cluster.urls, "--config", config])))));
+    const topic = sync.topic<{ n: number }>(faultTopicOptions(3));
+    const publisher = new Publisher(topic);
+    const tenants = Array.from({ length: o.tenants }, (_, i) => `t${i}`);
+    await publisher.publish("warmup"); // provisions the R3 stream (no subscriber has this tenant)
+    const started = Date.now();
+    subscribers.push(...(await startSubscribers(o.subscribers, { urls: bridges.map((b) => b.wsUrl), topic: "fault.events", tenants })));
+    const subscribeMs = Date.now() - started;
+    return { namespace, sync, bridges, topic, publisher, tenants, subscribers, subscribeMs, [Symbol.asyncDispose]: dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
 }

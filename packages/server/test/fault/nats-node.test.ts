@@ -2,10 +2,8 @@ import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSync } from "../../src/index.js";
-import { startBridgeProcess, startTestCluster, until, writeBridgeConfig, type BridgeProcess, type TestCluster } from "../harness/cluster.js";
-import { uniqueNamespace } from "../harness/nats.js";
-import { Publisher, faultConfigSource, faultTopicOptions, startSubscribers } from "./fixture.js";
+import { startTestCluster, until, type TestCluster } from "../harness/cluster.js";
+import { startClusterScene } from "./fixture.js";
 import { tally } from "./subscriber.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-fault-"));
@@ -31,69 +29,51 @@ async function streamLeader(cluster: TestCluster, part: string): Promise<number>
 describe("fault: a NATS node dies", () => {
   it("fault - kill -9 of the stream leader while publishers and 1,000 subscribers run: every acknowledged event reaches every subscriber of its tenant exactly once", async () => {
     await using cluster = await startTestCluster();
-    const namespace = uniqueNamespace();
-    const config = writeBridgeConfig(dir, faultConfigSource(namespace, 3));
-    const bridges: BridgeProcess[] = [];
-    const sync = createSync({ namespace, nats: { servers: cluster.urls }, requestTimeoutMs: 2_000 });
-    const subscribers: Awaited<ReturnType<typeof startSubscribers>> = [];
-    try {
-      bridges.push(...(await Promise.all([0, 1].map(() => startBridgeProcess(["--nats", cluster.urls, "--config", config])))));
-      const topic = sync.topic<{ n: number }>(faultTopicOptions(3));
-      const publisher = new Publisher(topic);
-      const tenants = Array.from({ length: 20 }, (_, i) => `t${i}`);
-      await publisher.publish("warmup"); // provisions the R3 stream (no subscriber has this tenant)
+    await using scene = await startClusterScene(cluster, dir, { tenants: 20, subscribers: 1_000 });
+    const { bridges, publisher, subscribers, tenants, subscribeMs } = scene;
 
-      const started = Date.now();
-      subscribers.push(...(await startSubscribers(1_000, { urls: bridges.map((b) => b.wsUrl), topic: "fault.events", tenants })));
-      const subscribeMs = Date.now() - started;
+    const total = 600;
+    const running = publisher.run(tenants, total, { concurrency: 4, pauseMs: 5 });
+    await until("a third is acknowledged", () => publisher.ackedCount >= total / 3, 45_000);
+    const victim = await streamLeader(cluster, "fault~events");
+    expect(victim).toBeGreaterThanOrEqual(0);
+    const killedAt = Date.now();
+    const ackedBeforeKill = publisher.ackedCount;
+    await cluster.kill(victim);
+    await until("publishes are acknowledged again", () => publisher.ackTimes.some((t) => t > killedAt + 1), 45_000);
+    await cluster.start(victim);
+    await running;
 
-      const total = 600;
-      const running = publisher.run(tenants, total, { concurrency: 4, pauseMs: 5 });
-      await until("a third is acknowledged", () => publisher.ackedCount >= total / 3, 45_000);
-      const victim = await streamLeader(cluster, "fault~events");
-      expect(victim).toBeGreaterThanOrEqual(0);
-      const killedAt = Date.now();
-      const ackedBeforeKill = publisher.ackedCount;
-      await cluster.kill(victim);
-      await until("publishes are acknowledged again", () => publisher.ackTimes.some((t) => t > killedAt + 1), 45_000);
-      await cluster.start(victim);
-      await running;
-
-      const everyone = () => subscribers.every((s) => [...publisher.expected(s.options.tenantId)].every((id) => s.seen.has(id)));
-      await until("every subscriber has every acknowledged event of its tenant", everyone, 45_000, 250);
-      const deliveredAllMs = Date.now() - killedAt;
-      // The longest time without any acknowledgement after the kill: the publish outage.
-      const after = [killedAt, ...publisher.ackTimes.filter((t) => t >= killedAt)];
-      const publishOutageMs = Math.max(...after.slice(1).map((t, i) => t - after[i]!));
-      const counts = tally(subscribers, (s) => publisher.expected(s.options.tenantId));
-      const expectedDeliveries = subscribers.reduce((n, s) => n + publisher.expected(s.options.tenantId).size, 0);
-      console.log(
-        "FIGURES nats-node-kill " +
-          JSON.stringify({
-            subscribers: subscribers.length,
-            bridges: bridges.length,
-            tenants: tenants.length,
-            published: publisher.published,
-            acknowledged: publisher.ackedCount,
-            ackedBeforeKill,
-            publishRetries: publisher.retries,
-            expectedDeliveries,
-            ...counts,
-            subscriberReconnects: subscribers.reduce((n, s) => n + s.reconnects, 0),
-            resubscribes: subscribers.reduce((n, s) => n + s.resubscribes, 0),
-            subscribeMs,
-            publishOutageMs,
-            deliveredAllMs,
-          }),
-      );
-      expect(publisher.ackedCount).toBe(publisher.published);
-      expect(expectedDeliveries).toBe(subscribers.length * (total / tenants.length));
-      expect(counts.delivered).toBe(expectedDeliveries);
-      expect(counts).toMatchObject({ lost: 0, doubled: 0, unexpected: 0, outOfOrder: 0, resets: 0 });
-    } finally {
-      for (const s of subscribers) s.close();
-      await Promise.all(bridges.map((b) => b.kill()));
-      await sync.close();
-    }
+    const everyone = () => subscribers.every((s) => [...publisher.expected(s.options.tenantId)].every((id) => s.seen.has(id)));
+    await until("every subscriber has every acknowledged event of its tenant", everyone, 45_000, 250);
+    const deliveredAllMs = Date.now() - killedAt;
+    // The longest time without any acknowledgement after the kill: the publish outage.
+    const after = [killedAt, ...publisher.ackTimes.filter((t) => t >= killedAt)];
+    const publishOutageMs = Math.max(...after.slice(1).map((t, i) => t - after[i]!));
+    const counts = tally(subscribers, (s) => publisher.expected(s.options.tenantId));
+    const expectedDeliveries = subscribers.reduce((n, s) => n + publisher.expected(s.options.tenantId).size, 0);
+    console.log(
+      "FIGURES nats-node-kill " +
+        JSON.stringify({
+          subscribers: subscribers.length,
+          bridges: bridges.length,
+          tenants: tenants.length,
+          published: publisher.published,
+          acknowledged: publisher.ackedCount,
+          ackedBeforeKill,
+          publishRetries: publisher.retries,
+          expectedDeliveries,
+          ...counts,
+          subscriberReconnects: subscribers.reduce((n, s) => n + s.reconnects, 0),
+          resubscribes: subscribers.reduce((n, s) => n + s.resubscribes, 0),
+          subscribeMs,
+          publishOutageMs,
+          deliveredAllMs,
+        }),
+    );
+    expect(publisher.ackedCount).toBe(publisher.published);
+    expect(expectedDeliveries).toBe(subscribers.length * (total / tenants.length));
+    expect(counts.delivered).toBe(expectedDeliveries);
+    expect(counts).toMatchObject({ lost: 0, doubled: 0, unexpected: 0, outOfOrder: 0, resets: 0 });
   }, 150_000);
 });
