@@ -8,11 +8,15 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
-command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+have_chromium() { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; }
+have_chromium || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Debian names the browser package chromium; Ubuntu names it chromium-browser (a snap).
+  if ! DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]/#chromium/chromium-browser}" >/dev/null
+  fi
 fi
 
 if ! command -v pnpm >/dev/null 2>&1; then
