@@ -11,9 +11,12 @@ export class DataDirInUseError extends TidemarkError {
   }
 }
 
-// A zombie still answers kill(pid, 0) but holds no ports or files; its parent may never reap
-// it (a hung parent, an init that does not wait), so waiting for it to vanish could hang.
-function alive(pid: number): boolean {
+/**
+ * @internal True while `pid` is a live process. A zombie still answers kill(pid, 0) but holds
+ * no ports or files; its parent may never reap it (a hung parent, an init that does not wait),
+ * so it counts as gone — waiting for it to vanish could hang.
+ */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {

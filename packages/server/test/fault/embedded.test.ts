@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ErrorCode, createNodeBridge, createSync, serveBridge } from "../../src/index.js";
 import { until } from "../harness/cluster.js";
+import { alive } from "../../src/embedded/stale.js";
 import { uniqueNamespace } from "../harness/nats.js";
 import { Publisher, faultTopicOptions, startSubscribers } from "./fixture.js";
 import { tally } from "./subscriber.js";
@@ -13,14 +14,6 @@ import { tally } from "./subscriber.js";
 const dir = mkdtempSync(join(tmpdir(), "tidemark-fault-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("fault: the embedded nats-server", () => {
   it("fault - the embedded nats-server is killed under a running bridge: it is started again on its port and store, subscribers recover, nothing lost or doubled", async () => {
