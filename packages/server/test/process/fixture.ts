@@ -1,13 +1,12 @@
 /** Shared setup of the process() suites: one nats-server per file, a fresh namespace per Sync. */
-import { afterAll, beforeAll } from "vitest";
-import { connect } from "@nats-io/transport-node";
-import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { createSync, type Sync, type Topic, type TopicOptions } from "../../src/index.js";
+import type { Sync, Topic, TopicOptions } from "../../src/index.js";
 import "../../src/process/index.js";
 import { runtimeOf } from "../../src/core/topic.js";
 import { durableName } from "../../src/process/options.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { useCoreFixture } from "../core/fixture.js";
 
 export interface ProcessFixture {
   nats: TestNats;
@@ -20,27 +19,23 @@ export interface ProcessFixture {
   topic<T = unknown>(options?: Partial<TopicOptions>, sync?: Sync): Topic<T>;
 }
 
+/** The core suites' fixture (server, raw connection, Syncs closed after the file) plus topics. */
 export function useProcessFixture(): ProcessFixture {
-  const syncs: Sync[] = [];
-  const fx = {} as ProcessFixture;
-  beforeAll(async () => {
-    fx.nats = await startTestNats();
-    fx.nc = await connect({ servers: fx.nats.url });
-    fx.jsm = await jetstreamManager(fx.nc);
-  });
-  afterAll(async () => {
-    await Promise.all(syncs.map((s) => s.close()));
-    await fx.nc?.close();
-    await fx.nats?.[Symbol.asyncDispose]();
-  });
-  fx.sync = (namespace = uniqueNamespace()) => {
-    const s = createSync({ namespace, nats: { servers: fx.nats.url } });
-    syncs.push(s);
-    return s;
+  const core = useCoreFixture();
+  return {
+    get nats() {
+      return core.nats;
+    },
+    get nc() {
+      return core.nc;
+    },
+    get jsm() {
+      return core.jsm;
+    },
+    sync: (namespace = uniqueNamespace()) => core.sync({ namespace }),
+    topic: <T>(options: Partial<TopicOptions> = {}, sync = core.sync()) =>
+      sync.topic<T>({ id: "jobs", retention: { maxAgeMs: 3600_000, maxBytes: 64 * 1024 ** 2 }, ...options }),
   };
-  fx.topic = <T>(options: Partial<TopicOptions> = {}, sync = fx.sync()) =>
-    sync.topic<T>({ id: "jobs", retention: { maxAgeMs: 3600_000, maxBytes: 64 * 1024 ** 2 }, ...options });
-  return fx;
 }
 
 /** Consumer info of `consumer` on the topic's event stream, as an operator sees it. */
