@@ -40,9 +40,10 @@ export {
   PayloadTooLargeError,
   InvalidArgumentError,
   BrokerUnavailableError,
+  WorkerStopTimeoutError,
   isTidemarkError,
 } from "@tidemark/shared";
-export type { Cursor, TidemarkEvent } from "@tidemark/shared";
+export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub, hubRegistryOf } from "./hub/index.js";
 export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";
 export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";

@@ -6,6 +6,7 @@ import {
   ResourceDriftError,
   RetentionGapError,
   toErrorPayload,
+  WorkerStopTimeoutError,
 } from "./errors.js";
 
 describe("errors", () => {
@@ -22,6 +23,7 @@ describe("errors", () => {
       new RetentionGapError("gap", { requestedSequence: 3, firstAvailableSequence: 9 }),
       new PayloadTooLargeError("big", { size: 10, limit: 5 }),
       new ResourceDriftError("drift", ["owner", "replicas"]),
+      new WorkerStopTimeoutError("stuck", { timeoutMs: 300, handlers: [{ consumer: "c", eventId: "e", streamSequence: 1, attempt: 2, runningMs: 400 }] }),
     ];
     for (const e of samples) {
       const back = fromErrorPayload(structuredClone(toErrorPayload(e)));
@@ -29,6 +31,11 @@ describe("errors", () => {
       expect(back).toMatchObject({ name: e.name, code: e.code, message: e.message });
     }
     expect(fromErrorPayload(toErrorPayload(samples[0]))).toMatchObject({ requestedSequence: 3, firstAvailableSequence: 9 });
+    expect(fromErrorPayload(structuredClone(toErrorPayload(samples[3])))).toMatchObject({
+      code: "WORKER_STOP_TIMEOUT",
+      timeoutMs: 300,
+      handlers: [{ consumer: "c", eventId: "e", streamSequence: 1, attempt: 2, runningMs: 400 }],
+    });
     expect(toErrorPayload(new TypeError("x"))).toMatchObject({ code: "INTERNAL", name: "TypeError" });
   });
 });

@@ -20,6 +20,7 @@ export const ErrorCode = {
   Forbidden: "FORBIDDEN",
   LimitExceeded: "LIMIT_EXCEEDED",
   ProtocolError: "PROTOCOL_ERROR",
+  WorkerStopTimeout: "WORKER_STOP_TIMEOUT",
   Closed: "CLOSED",
   Internal: "INTERNAL",
 } as const;
@@ -108,6 +109,42 @@ export class BrokerUnavailableError extends TidemarkError {
   }
 }
 
+/** A `process()` handler that was still running when a worker stop's deadline passed. */
+export interface RunningHandler {
+  consumer: string;
+  /** Undefined when the delivery could not be decoded as an event. */
+  eventId?: string;
+  streamSequence: number;
+  /** 1-based delivery attempt. */
+  attempt: number;
+  /** How long it had been running at the deadline. */
+  runningMs: number;
+}
+
+/**
+ * `worker.stop({ timeoutMs })` or `sync.close()` reached its deadline while handlers still ran.
+ * The stop did not complete: `handlers` lists what is still running.
+ */
+export class WorkerStopTimeoutError extends TidemarkError {
+  readonly timeoutMs: number;
+  readonly handlers: RunningHandler[];
+  constructor(message: string, details: { timeoutMs: number; handlers: RunningHandler[] }, options?: ErrorOptions) {
+    super(ErrorCode.WorkerStopTimeout, message, options);
+    this.name = "WorkerStopTimeoutError";
+    this.timeoutMs = details.timeoutMs;
+    this.handlers = details.handlers;
+  }
+
+  /** One error for several workers that timed out together (`sync.close()`), listing every handler. */
+  static combine(errors: readonly WorkerStopTimeoutError[]): WorkerStopTimeoutError {
+    if (errors.length === 1) return errors[0]!;
+    return new WorkerStopTimeoutError(errors.map((e) => e.message).join("; "), {
+      timeoutMs: Math.max(...errors.map((e) => e.timeoutMs)),
+      handlers: errors.flatMap((e) => e.handlers),
+    });
+  }
+}
+
 const classes = {
   [ErrorCode.ResourceDrift]: "ResourceDriftError",
   [ErrorCode.RetentionGap]: "RetentionGapError",
@@ -116,6 +153,7 @@ const classes = {
   [ErrorCode.PayloadTooLarge]: "PayloadTooLargeError",
   [ErrorCode.InvalidArgument]: "InvalidArgumentError",
   [ErrorCode.BrokerUnavailable]: "BrokerUnavailableError",
+  [ErrorCode.WorkerStopTimeout]: "WorkerStopTimeoutError",
 } as Partial<Record<ErrorCode, string>>;
 
 /** A plain, structured-clone-safe description of an error. */
@@ -143,7 +181,7 @@ export function toErrorPayload(err: unknown): ErrorPayload {
   if (isTidemarkError(err)) {
     const e = err as TidemarkError & Record<string, unknown>;
     const details: Record<string, unknown> = {};
-    for (const key of ["fields", "requestedSequence", "firstAvailableSequence", "size", "limit"]) {
+    for (const key of ["fields", "requestedSequence", "firstAvailableSequence", "size", "limit", "timeoutMs", "handlers"]) {
       if (e[key] !== undefined) details[key] = e[key];
     }
     return { code: e.code, name: e.name, message: e.message, details };
@@ -176,6 +214,11 @@ export function fromErrorPayload(payload: ErrorPayload): TidemarkError {
       return new InvalidArgumentError(payload.message);
     case ErrorCode.BrokerUnavailable:
       return new BrokerUnavailableError(payload.message);
+    case ErrorCode.WorkerStopTimeout:
+      return new WorkerStopTimeoutError(payload.message, {
+        timeoutMs: Number(d.timeoutMs ?? 0),
+        handlers: Array.isArray(d.handlers) ? (d.handlers as RunningHandler[]) : [],
+      });
     default: {
       const e = new TidemarkError(codes.has(payload.code) ? payload.code : ErrorCode.Internal, payload.message);
       e.name = classes[payload.code] ?? payload.name ?? "TidemarkError";

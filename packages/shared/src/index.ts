@@ -9,11 +9,12 @@ export {
   PayloadTooLargeError,
   InvalidArgumentError,
   BrokerUnavailableError,
+  WorkerStopTimeoutError,
   isTidemarkError,
   toErrorPayload,
   fromErrorPayload,
 } from "./errors.js";
-export type { ErrorPayload } from "./errors.js";
+export type { ErrorPayload, RunningHandler } from "./errors.js";
 export { encodeCursor, decodeCursor, isCursor, cursorPrefix, cursorWithPrefix, MAX_CURSOR_LENGTH } from "./cursor.js";
 export type { Cursor, CursorParts } from "./cursor.js";
 export {

@@ -5,7 +5,7 @@
  * under TIDEMARK_DATA_DIR (default `.tidemark`). Runtime-neutral: the entry point registers its
  * platform (transport and defaults) with {@link setSyncPlatform}.
  */
-import { assertNamespace, TidemarkError } from "@tidemark/shared";
+import { assertNamespace, InvalidArgumentError, TidemarkError, WorkerStopTimeoutError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
 import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
@@ -137,26 +137,43 @@ class JetStreamSync implements Sync {
   }
 
   // Workers still running when the Sync closes are stopped (and drained) first: their
-  // in-flight handlers may still ack or dead-letter through this connection.
+  // in-flight handlers may still ack or dead-letter through this connection. A worker leaves
+  // the set only once its stop completed (a stop that timed out has not).
   readonly #workers = new Set<Worker>();
 
   #track(worker: Worker): Worker {
     this.#workers.add(worker);
     const stop = worker.stop.bind(worker);
     return Object.assign(worker, {
-      stop: async () => {
+      stop: async (options?: { timeoutMs?: number }) => {
+        await stop(options);
         this.#workers.delete(worker);
-        await stop();
       },
     });
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.#workers].map((w) => w.stop()));
+  /**
+   * Stops every worker with a deadline (`timeoutMs`, default {@link CLOSE_WORKER_TIMEOUT_MS}),
+   * then closes hubs and the connection in any case, so close() never hangs on a handler that
+   * does not end. If one did not, it rejects afterwards with WorkerStopTimeoutError naming it.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? CLOSE_WORKER_TIMEOUT_MS;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0) {
+      throw new InvalidArgumentError(`timeoutMs must be a non-negative integer, got ${String(timeoutMs)}`);
+    }
+    const stops = await Promise.allSettled([...this.#workers].map((w) => w.stop({ timeoutMs })));
     extensions.closeHubs?.(this);
     await this.#connector.close();
+    const failures = stops.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (failures.length === 0) return;
+    const timeouts = failures.filter((f): f is WorkerStopTimeoutError => f instanceof WorkerStopTimeoutError);
+    throw timeouts.length === failures.length ? WorkerStopTimeoutError.combine(timeouts) : failures[0];
   }
 }
+
+/** How long `sync.close()` lets running handlers finish before it closes the connection anyway. */
+export const CLOSE_WORKER_TIMEOUT_MS = 10_000;
 
 /** Creates a Sync that you own; it connects on first use. `await sync.close()` releases it. */
 export function createSync(options: SyncOptions = {}): Sync {

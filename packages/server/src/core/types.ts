@@ -101,7 +101,10 @@ export interface ProcessOptions {
   /** Handlers in flight at once. @default 1 */
   concurrency?: number;
   tenantId?: string;
-  /** How long `worker.stop()` waits for in-flight handlers before it resolves anyway. @default 10000 */
+  /**
+   * Deadline of a `worker.stop()` called without one: when handlers still run after this long,
+   * `stop()` rejects with WorkerStopTimeoutError. Unset: `stop()` waits as long as they run.
+   */
   stopGraceMs?: number;
 }
 
@@ -113,8 +116,12 @@ export interface ProcessEvent<T = unknown> extends TidemarkEvent<T> {
 
 export interface Worker {
   readonly consumer: string;
-  /** Stops fetching, waits for in-flight handlers (bounded grace), resolves. */
-  stop(): Promise<void>;
+  /**
+   * Stops fetching and resolves once no handler runs. With `timeoutMs` (or the worker's
+   * `stopGraceMs`) it rejects with WorkerStopTimeoutError, listing the handlers still running,
+   * when they outlast it; it never resolves while one runs.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
 }
 
 /** A dead letter: the original event and why it failed. */
@@ -186,5 +193,10 @@ export interface Sync {
   ready(): Promise<void>;
   /** True while the NATS connection is up. */
   readonly connected: boolean;
-  close(): Promise<void>;
+  /**
+   * Stops this Sync's workers (each with `timeoutMs`, default 10 s), then closes the
+   * connection. When a handler outlasts the deadline the connection is closed anyway and
+   * `close()` rejects with WorkerStopTimeoutError listing it.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
 }

@@ -27,7 +27,7 @@ describe("process options", () => {
   it("options - defaults apply and the declaration records delivery settings, start and tenant", () => {
     const r = resolveProcessOptions({ ...base, tenantId: "acme", start: { after: "c41" } }, seq);
     expect(r.concurrency).toBe(1);
-    expect(r.stopGraceMs).toBe(10_000);
+    expect(r.stopGraceMs).toBeUndefined();
     expect(r.start).toEqual({ kind: "after", sequence: 41 });
     expect(r.declaration).toEqual({ tenantId: "acme", start: "after:41", maxAttempts: 4, backoffMs: [1_000, 5_000], leaseMs: 30_000 });
   });

@@ -14,8 +14,6 @@ export const PROCESS_DEFAULTS = {
   concurrency: 1,
   /** Ack wait of the consumer; a running handler renews it every third of it. */
   leaseMs: 30_000,
-  /** How long `stop()` waits for in-flight handlers. */
-  stopGraceMs: 10_000,
 } as const;
 
 const LIMITS = {
@@ -45,7 +43,8 @@ export interface ResolvedProcessOptions {
   tenantId: string | undefined;
   start: StartPosition;
   concurrency: number;
-  stopGraceMs: number;
+  /** Deadline of a stop() without one; undefined: none. */
+  stopGraceMs: number | undefined;
   declaration: Declaration;
 }
 
@@ -79,7 +78,7 @@ export function resolveProcessOptions(
   const backoffMs = delivery.backoffMs.map((ms, i) => integer(`delivery.backoffMs[${i}]`, ms, 0, LIMITS.backoffMs));
   const leaseMs = integer("delivery.leaseMs", delivery.leaseMs ?? PROCESS_DEFAULTS.leaseMs, LIMITS.leaseMinMs, LIMITS.leaseMaxMs);
   const concurrency = integer("concurrency", options.concurrency ?? PROCESS_DEFAULTS.concurrency, 1, LIMITS.concurrency);
-  const stopGraceMs = integer("stopGraceMs", options.stopGraceMs ?? PROCESS_DEFAULTS.stopGraceMs, 0, LIMITS.leaseMaxMs);
+  const stopGraceMs = options.stopGraceMs === undefined ? undefined : integer("stopGraceMs", options.stopGraceMs, 0, LIMITS.leaseMaxMs);
   if (options.tenantId !== undefined && (typeof options.tenantId !== "string" || options.tenantId === "")) {
     throw new InvalidArgumentError("tenantId must be a non-empty string");
   }

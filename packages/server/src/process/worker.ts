@@ -8,8 +8,10 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { eventIdFor, type TidemarkEvent } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, Worker } from "../core/types.js";
-import { decodeDeadLetterRecord, describeError, encodeDeadLetter, type DeadLetterRecord } from "./dead-letter.js";
+import { decodeDeadLetterRecord, describeError } from "./dead-letter.js";
 import { retryDelay, type ResolvedProcessOptions } from "./options.js";
+import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKind } from "./verdicts.js";
+import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";
 
 /** Longest wait of one pull request; an idle worker sends one per source this often. */
 const FETCH_EXPIRES_MS = 5_000;
@@ -21,14 +23,6 @@ const MAX_PREFETCH = 256;
 /** Batch of the redrive source's pulls (redriven letters are rare). */
 const REDRIVE_BATCH = 16;
 const REDRIVE_POLL_MS = 100;
-
-/** Where a held message came from. */
-export type SourceKind = "events" | "redrive";
-
-interface Held {
-  msg: JsMsg;
-  source: SourceKind;
-}
 
 export interface WorkerContext<T> {
   runtime: TopicRuntime;
@@ -49,6 +43,8 @@ export interface WorkerContext<T> {
 export class ProcessWorker<T> implements Worker {
   readonly consumer: string;
   private running = true;
+  /** A stop's deadline passed: events that still arrive are handed back at once. */
+  private abandoned = false;
   private stopping: Promise<void> | undefined;
   private readonly held = new Set<Held>();
   private readonly queue: Held[] = [];
@@ -57,6 +53,10 @@ export class ProcessWorker<T> implements Worker {
   private avgHandlerMs = Number.NaN;
   private readonly fetches = new Set<ConsumerMessages>();
   private readonly waiters = new Set<() => void>();
+  /** Resolved when the last held event is released (the drain waits on it). */
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Handlers running now, by delivery: what a stop that times out names. */
+  private readonly runs = new Map<Held, HandlerRun>();
   private readonly leaseTimer: ReturnType<typeof setInterval>;
   private readonly loops: Promise<void>[];
 
@@ -64,12 +64,30 @@ export class ProcessWorker<T> implements Worker {
     this.consumer = ctx.options.consumer;
     // Renew the lease of every held event (queued or running) three times per ack wait.
     this.leaseTimer = setInterval(() => {
-      for (const h of this.held) h.msg.working();
+      if (ctx.nc.isClosed()) return clearInterval(this.leaseTimer);
+      for (const h of this.held) sendVerdict(() => h.msg.working());
     }, Math.max(250, Math.floor(ctx.options.declaration.leaseMs / 3)));
     this.loops = [this.pullEvents(), this.pullRedrive()];
   }
 
-  stop(): Promise<void> {
+  /**
+   * Stops pulling and resolves once no handler runs. With a deadline (`timeoutMs`, else the
+   * worker's `stopGraceMs`) it rejects with WorkerStopTimeoutError instead when handlers still
+   * run then: queued events are handed back at once, running ones keep running without lease
+   * renewal. Every call shares one drain; a later stop() without a deadline still waits for it.
+   */
+  async stop(options: WorkerStopOptions = {}): Promise<void> {
+    const timeoutMs = stopTimeout(options.timeoutMs ?? this.ctx.options.stopGraceMs);
+    const drained = this.halt();
+    if (timeoutMs === undefined) return drained;
+    await withDeadline(drained, timeoutMs, () => {
+      this.giveUp();
+      return stopTimeoutError(this.consumer, timeoutMs, this.runs.values());
+    });
+  }
+
+  /** Starts the drain once; resolves when no handler runs and the pull loops ended. */
+  private halt(): Promise<void> {
     this.stopping ??= this.drain();
     return this.stopping;
   }
@@ -78,30 +96,30 @@ export class ProcessWorker<T> implements Worker {
     this.running = false;
     for (const f of this.fetches) f.stop();
     this.notify();
-    let settled = false;
-    const idle = new Promise<"idle">((resolve) => {
-      // Polls until idle or until the grace is over (a handler that never returns must not
-      // keep a timer, and with it the process, alive).
-      const check = () => (this.held.size === 0 ? resolve("idle") : !settled && setTimeout(check, 10));
-      check();
-    });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), this.ctx.options.stopGraceMs);
-    });
-    const outcome = await Promise.race([idle, grace]);
-    settled = true;
-    clearTimeout(timer);
-    if (outcome === "timeout") {
-      // Never started: hand back at once (counts as a delivery). Still running: their lease
-      // lapses now that it is no longer renewed, and the broker redelivers them.
-      for (const h of this.queue.splice(0)) {
-        h.msg.nak();
-        this.held.delete(h);
-      }
-    }
-    clearInterval(this.leaseTimer);
     await Promise.allSettled(this.loops);
+    if (this.held.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    clearInterval(this.leaseTimer);
+  }
+
+  /**
+   * A stop's deadline passed. Never started: hand back at once (counts as a delivery). Still
+   * running: their lease lapses now that it is no longer renewed, and the broker redelivers
+   * them (a late ack still counts if it comes first). No timer is left to hold the process.
+   */
+  private giveUp(): void {
+    this.abandoned = true;
+    clearInterval(this.leaseTimer);
+    for (const h of this.queue.splice(0)) {
+      sendVerdict(() => h.msg.nak());
+      this.release(h);
+    }
+  }
+
+  /** A held event is done with; wakes the drain when it was the last. */
+  private release(h: Held): void {
+    this.held.delete(h);
+    this.runs.delete(h);
+    if (this.held.size === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   private notify(): void {
@@ -179,7 +197,8 @@ export class ProcessWorker<T> implements Worker {
     } catch {
       // The Sync was closed under a running worker: nothing can be fetched or acked any more.
       if (this.ctx.nc.isClosed()) {
-        void this.stop();
+        clearInterval(this.leaseTimer);
+        void this.halt();
         return;
       }
       // Broker away, consumer or stream deleted: try again shortly, until stopped.
@@ -196,6 +215,7 @@ export class ProcessWorker<T> implements Worker {
   }
 
   private accept(h: Held): void {
+    if (this.abandoned) return sendVerdict(() => h.msg.nak());
     this.held.add(h);
     this.queue.push(h);
     this.pump();
@@ -219,12 +239,12 @@ export class ProcessWorker<T> implements Worker {
         event = this.decode(h) as ProcessEvent<T>;
       } catch (err) {
         // Not an event (published around Tidemark): keep it, raw, in the dead-letter stream.
-        await this.deadLetter(h, this.rawEvent(h.msg), attempt, describeError(err));
+        await storeDeadLetter(this.ctx, h, this.rawEvent(h.msg), attempt, describeError(err));
         return;
       }
       if (attempt > maxAttempts) {
         // The last attempt ended without a verdict (its worker died, or the term was lost).
-        await this.deadLetter(h, event, attempt - 1, {
+        await storeDeadLetter(this.ctx, h, event, attempt - 1, {
           name: "AttemptsExhausted",
           message: `attempt ${attempt - 1} of ${maxAttempts} did not finish: its worker stopped or crashed before acknowledging`,
         });
@@ -232,6 +252,7 @@ export class ProcessWorker<T> implements Worker {
       }
       event.attempt = attempt;
       const started = performance.now();
+      this.runs.set(h, { eventId: event.eventId, streamSequence: h.msg.seq, attempt, since: started });
       let failure: { error: unknown } | undefined;
       try {
         await this.ctx.handler(event);
@@ -241,16 +262,16 @@ export class ProcessWorker<T> implements Worker {
       const took = performance.now() - started;
       this.avgHandlerMs = Number.isNaN(this.avgHandlerMs) ? took : this.avgHandlerMs * 0.9 + took * 0.1;
       if (!failure) {
-        if (h.source === "redrive") await this.removeRedriven(h.msg);
-        h.msg.ack();
+        if (h.source === "redrive") await removeRedriven(this.ctx, h.msg);
+        sendVerdict(() => h.msg.ack());
       } else if (attempt < maxAttempts) {
-        h.msg.nak(retryDelay(backoffMs, attempt));
+        sendVerdict(() => h.msg.nak(retryDelay(backoffMs, attempt)));
       } else {
-        await this.deadLetter(h, event, attempt, describeError(failure.error));
+        await storeDeadLetter(this.ctx, h, event, attempt, describeError(failure.error));
       }
     } finally {
       this.inFlight--;
-      this.held.delete(h);
+      this.release(h);
       this.pump();
       // Wake the pull loop only when it has something to do: a refill is due, or a drain ended.
       if (this.waiters.size > 0 && (this.held.size === 0 || !this.running || this.refillDue())) this.notify();
@@ -273,63 +294,4 @@ export class ProcessWorker<T> implements Worker {
       publishedAt: msg.time.getTime(),
     };
   }
-
-  /**
-   * Stores the dead letter, and only once JetStream acknowledged it terminates the delivery.
-   * If the store fails the event stays pending and comes back after the retry delay.
-   */
-  private async deadLetter(
-    h: Held,
-    event: TidemarkEvent<T>,
-    attempts: number,
-    error: { name: string; message: string },
-  ): Promise<void> {
-    const { runtime, js, options } = this.ctx;
-    const record: DeadLetterRecord = {
-      v: 1,
-      consumer: options.consumer,
-      attempts,
-      error,
-      deadLetteredAt: Date.now(),
-      event: plainEvent(event),
-    };
-    // Dedupe key: a lost term() brings the event back once more; it must not be stored twice.
-    const msgID =
-      h.source === "events"
-        ? `dl:${options.consumer}:${this.ctx.consumerEpoch}:${h.msg.seq}`
-        : `dl:${options.consumer}:redrive:${h.msg.seq}`;
-    try {
-      await js.publish(runtime.deadLetterSubject(options.consumer), encodeDeadLetter(record), {
-        msgID,
-        expect: { streamName: runtime.deadLetterStreamName },
-      });
-    } catch {
-      h.msg.nak(Math.max(PULL_RETRY_MS, retryDelay(options.declaration.backoffMs, attempts)));
-      return;
-    }
-    if (h.source === "redrive") await this.removeRedriven(h.msg);
-    h.msg.term();
-  }
-
-  /** A redriven letter leaves the dead-letter stream once it was handled or dead-lettered again. */
-  private async removeRedriven(msg: JsMsg): Promise<void> {
-    try {
-      await this.ctx.jsm.streams.deleteMessage(this.ctx.runtime.deadLetterStreamName, msg.seq, false);
-    } catch {
-      // Already gone, or the broker is away: the consumer has moved past it either way.
-    }
-  }
-}
-
-/** The event without extra fields (a ProcessEvent's `attempt`), in a fixed key order. */
-function plainEvent<T>(e: TidemarkEvent<T>): TidemarkEvent {
-  const out: TidemarkEvent = {
-    eventId: e.eventId,
-    cursor: e.cursor,
-    streamSequence: e.streamSequence,
-    data: e.data,
-    publishedAt: e.publishedAt,
-  };
-  if (e.tenantId !== undefined) out.tenantId = e.tenantId;
-  return out;
 }

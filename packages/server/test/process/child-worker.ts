@@ -43,10 +43,12 @@ const worker = await topic.process(cfg.options, async (e) => {
   out({ type: "start", seq: e.streamSequence, attempt: e.attempt, data: e.data });
   starts++;
   if (starts === cfg.stopAfter) {
-    void worker.stop().then(async () => {
-      await sync.close();
-      out({ type: "closed" });
-    });
+    // With stopGraceMs, a hung handler makes stop() reject; the process must still be able to end.
+    void worker
+      .stop()
+      .catch((err: { code?: string }) => out({ type: "stop-timeout", code: err.code }))
+      .then(() => sync.close({ timeoutMs: 0 }).catch(() => undefined))
+      .then(() => out({ type: "closed" }));
   }
   if (cfg.hangOn?.includes(e.data) || (cfg.hangAfter !== undefined && starts > cfg.hangAfter)) {
     await new Promise(() => undefined);

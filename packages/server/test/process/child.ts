@@ -5,11 +5,13 @@ import { resolve } from "node:path";
 import type { ChildConfig } from "./child-worker.js";
 
 export interface ChildLine {
-  type: "ready" | "start" | "done" | "fail" | "closed" | "waiting";
+  type: "ready" | "start" | "done" | "fail" | "closed" | "waiting" | "stop-timeout";
   seq?: number;
   attempt?: number;
   data?: unknown;
   pid?: number;
+  /** Error code of a "stop-timeout" line. */
+  code?: string;
 }
 
 export interface ChildWorker {

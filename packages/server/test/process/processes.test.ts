@@ -86,6 +86,7 @@ describe("process across processes", () => {
     await topic.publish({ data: 1 });
     const options: ProcessOptions = { consumer: "hung", start: "earliest", delivery: { maxAttempts: 2, backoffMs: [] }, stopGraceMs: 200 };
     await using child = await spawnWorker({ url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, hangOn: [1], stopAfter: 1 });
+    await child.waitFor((l) => l.type === "stop-timeout" && l.code === "WORKER_STOP_TIMEOUT");
     await child.waitFor((l) => l.type === "closed");
     const exited = await Promise.race([child.exited.then(() => true), sleep(8_000).then(() => false)]);
     expect(exited).toBe(true);
