@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The most events the demo's publish route takes per request. */
+export const MAX_PUBLISH_COUNT = 20;
+
 export const demoDir = fileURLToPath(new URL("../../apps/demo/", import.meta.url));
 
 export interface DemoServerOptions {
@@ -147,13 +150,36 @@ export class DemoServer {
     return ((await res.json()) as { ids: string[] }).ids;
   }
 
+  /** A token for the demo user from the demo's login (not counted by `tokens()`). */
+  async login(): Promise<string> {
+    const res = await fetch(`${this.url}/api/login`, { method: "POST", headers: { origin: this.url } });
+    if (!res.ok) throw new Error(`login: HTTP ${res.status}`);
+    return ((await res.json()) as { token: string }).token;
+  }
+
+  /** A raw POST /api/publish, as the page sends it unless `init` says otherwise (the guard tests). */
+  async publishRequest(body: unknown, init: { token?: string | null; origin?: string | null; contentType?: string } = {}): Promise<Response> {
+    const token = init.token === undefined ? await this.login() : init.token;
+    const origin = init.origin === undefined ? this.url : init.origin;
+    const headers: Record<string, string> = { "content-type": init.contentType ?? "application/json" };
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    if (origin !== null) headers.origin = origin;
+    return fetch(`${this.url}/api/publish`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+  }
+
+  /**
+   * Publishes `count` events through the demo's route, as its page does (own origin, the
+   * user's token, JSON), in requests of at most MAX_PUBLISH_COUNT. Stops at the first refusal.
+   */
   async publish(tenantId: string, text: string, count = 1): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(`${this.url}/api/publish`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ tenantId, text, count }),
-    });
-    return { status: res.status, body: await res.json() };
+    const token = await this.login();
+    let result: { status: number; body: unknown } = { status: 200, body: undefined };
+    for (let done = 0; done < count && result.status === 200; done += MAX_PUBLISH_COUNT) {
+      const n = Math.min(MAX_PUBLISH_COUNT, count - done);
+      const res = await this.publishRequest({ tenantId, text, ...(count > 1 ? { count: n } : {}) }, { token });
+      result = { status: res.status, body: await res.json() };
+    }
+    return result;
   }
 }
 

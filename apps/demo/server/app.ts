@@ -1,11 +1,14 @@
 /**
- * The demo's HTTP routes: a token for the page, a publish form handler, the server's own
- * connection count, and the built page. The bridge is mounted beside them in main.ts.
+ * The demo's HTTP routes: tokens for the client and the page, a guarded publish route, the
+ * server's own connection count, and the built page. The bridge is mounted beside them in
+ * main.ts.
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { isTidemarkError, type Topic } from "@tidemark/server";
-import { DEMO_USER, authenticate, mayAccess, tokenFor, DEMO_TOPIC } from "./auth.js";
+import { DEMO_USER, mayAccess, DEMO_TOPIC, type DemoAuth } from "./auth.js";
+import { bearerAuth, jsonOnly, sameOrigin, type DemoEnv } from "./guards.js";
 
 export interface Note {
   text: string;
@@ -19,24 +22,36 @@ export interface DemoAppOptions {
   connections(): number;
   /** Folder of the built page (vite build). */
   distDir: string;
-  /** Lifetime of the tokens handed out; undefined: they do not expire. */
-  tokenTtlMs?: number;
+  /** Issues and verifies the demo's tokens (the bridge uses the same). */
+  auth: DemoAuth;
+  /** Origins allowed to publish: the demo's own. */
+  origins: readonly string[];
   /** The bridge's app (`/ws`, `/healthz`, `/readyz`, `/metrics`), mounted before the page. */
   bridge?: Hono;
 }
 
-const MAX_BATCH = 1_000;
+/** Most events one publish request may ask for. */
+export const MAX_COUNT = 20;
+/** Largest publish body accepted (a 500-character text fits many times over). */
+const MAX_BODY_BYTES = 8 * 1024;
 
 /** @example serveBridge(bridge, { app: createDemoApp({ topic, connections, distDir, bridge: bridge.app }) }) */
 export function createDemoApp(options: DemoAppOptions): Hono {
-  const { topic } = options;
+  const { topic, auth } = options;
   const app = new Hono();
 
-  // Tokens handed out: the client asks once per browser profile, not once per tab.
+  // The demo has one user and no password: "login" signs a token for them. The client's
+  // getToken uses /api/token, counted (it asks once per browser profile, not once per tab);
+  // the page's publish form and scripts use /api/login, not counted.
   let tokens = 0;
-  app.get("/api/token", (c) => {
+  app.get("/api/token", async (c) => {
     tokens++;
-    return c.json({ token: tokenFor(DEMO_USER, options.tokenTtlMs) });
+    c.header("cache-control", "no-store");
+    return c.json(await auth.issue(DEMO_USER));
+  });
+  app.post("/api/login", sameOrigin(options.origins), async (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(await auth.issue(DEMO_USER));
   });
 
   app.get("/api/stats", (c) => c.json({ connections: options.connections(), tokens }));
@@ -50,30 +65,42 @@ export function createDemoApp(options: DemoAppOptions): Hono {
     return c.json({ ids });
   });
 
-  // The page uses the same token as the socket: it travels in a header here.
-  app.post("/api/publish", async (c) => {
-    const principal = authenticate(c.req.header("x-demo-token") ?? tokenFor(DEMO_USER));
-    const body = (await c.req.json().catch(() => undefined)) as { tenantId?: unknown; text?: unknown; count?: unknown } | undefined;
-    const tenantId = typeof body?.tenantId === "string" ? body.tenantId : undefined;
-    const text = typeof body?.text === "string" ? body.text.trim().slice(0, 500) : "";
-    const count = body?.count === undefined ? 1 : Number(body.count);
-    if (!text || !Number.isInteger(count) || count < 1 || count > MAX_BATCH) {
-      return c.json({ code: "INVALID_ARGUMENT", message: `need text and 1..${MAX_BATCH} count` }, 400);
-    }
-    if (!principal || !mayAccess(principal, DEMO_TOPIC, tenantId)) {
-      return c.json({ code: "FORBIDDEN", message: `you may not publish to tenant ${String(tenantId)}` }, 403);
-    }
-    try {
-      const receipts = [];
-      for (let i = 0; i < count; i++) {
-        receipts.push(await topic.publish({ tenantId, data: count === 1 ? { text } : { text: `${text} #${i + 1}`, i: i + 1 } }));
+  // Publishing changes what every tab of the tenant shows: only the demo's own page, with
+  // the user's token, into a tenant the user may see, a few events at a time.
+  // (A sub-app of its own: its handlers see the principal the token guard verified.)
+  const guarded = new Hono<DemoEnv>();
+  guarded.post(
+    "/api/publish",
+    sameOrigin(options.origins),
+    bearerAuth(auth),
+    jsonOnly(),
+    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ code: "LIMIT_EXCEEDED", message: `body over ${MAX_BODY_BYTES} bytes` }, 413) }),
+    async (c) => {
+      const principal = c.get("principal");
+      const body = (await c.req.json().catch(() => undefined)) as { tenantId?: unknown; text?: unknown; count?: unknown } | undefined;
+      const tenantId = typeof body?.tenantId === "string" ? body.tenantId : undefined;
+      const text = typeof body?.text === "string" ? body.text.trim().slice(0, 500) : "";
+      const count = body?.count === undefined ? 1 : body.count;
+      if (!text || typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_COUNT) {
+        return c.json({ code: "INVALID_ARGUMENT", message: `need text and a count from 1 to ${MAX_COUNT}` }, 400);
       }
-      return c.json({ published: receipts.length, last: receipts.at(-1) });
-    } catch (err) {
-      const code = isTidemarkError(err) ? err.code : "INTERNAL";
-      return c.json({ code, message: (err as Error).message }, code === "BROKER_UNAVAILABLE" ? 503 : 500);
-    }
-  });
+      if (!mayAccess(principal, DEMO_TOPIC, tenantId)) {
+        return c.json({ code: "FORBIDDEN", message: `you may not publish to tenant ${String(tenantId)}` }, 403);
+      }
+      try {
+        const receipts = [];
+        for (let i = 0; i < count; i++) {
+          receipts.push(await topic.publish({ tenantId, data: count === 1 ? { text } : { text: `${text} #${i + 1}`, i: i + 1 } }));
+        }
+        return c.json({ published: receipts.length, last: receipts.at(-1) });
+      } catch (err) {
+        const code = isTidemarkError(err) ? err.code : "INTERNAL";
+        return c.json({ code, message: (err as Error).message }, code === "BROKER_UNAVAILABLE" ? 503 : 500);
+      }
+    },
+  );
+
+  app.route("/", guarded);
 
   if (options.bridge) app.route("/", options.bridge);
   app.use("/*", serveStatic({ root: options.distDir }));

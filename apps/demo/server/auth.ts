@@ -1,37 +1,69 @@
 /**
  * The demo's identity and its one authorization rule: the signed-in user belongs to the tenants
- * `acme` and `globex`, not to `initech`. The bridge and the publish route both ask it.
+ * `acme` and `globex`, not to `initech`. Tokens are HS256 JWTs signed here and verified with
+ * the server's `tokenAuthenticator`; the bridge and the publish route share one verifier.
  */
+import { randomBytes } from "node:crypto";
+import { SignJWT } from "jose";
+import { tokenAuthenticator } from "@tidemark/server";
 
-/** Who the demo token stands for. */
+/** Who a demo token stands for. */
 export interface Principal {
   user: string;
   tenants: readonly string[];
+  /** Expiry of the token, ms since the epoch; the bridge ends the connection's access then. */
+  expiresAt?: number;
 }
 
 export const DEMO_USER: Principal = { user: "ada", tenants: ["acme", "globex"] };
 /** Tenants the tenant switcher offers; the last one is refused on purpose. */
 export const DEMO_TENANTS = ["acme", "globex", "initech"] as const;
 export const DEMO_TOPIC = "demo.notifications";
+/** Lifetime of a token unless DEMO_TOKEN_TTL_MS says otherwise. */
+export const DEFAULT_TOKEN_TTL_MS = 3600_000;
 
-const TOKEN_PREFIX = "demo-token:";
-
-/**
- * The token the page fetches from /api/token. A real app would sign it. With `ttlMs` it
- * carries its expiry, which the bridge enforces (the client refreshes it before then).
- */
-export function tokenFor(principal: Principal, ttlMs?: number): string {
-  return TOKEN_PREFIX + principal.user + (ttlMs ? `:${Date.now() + ttlMs}` : "");
+export interface DemoAuthOptions {
+  /** HS256 secret, at least 32 bytes. @default 32 random bytes, new on every start */
+  secret?: string;
+  /** Token lifetime. @default {@link DEFAULT_TOKEN_TTL_MS} */
+  ttlMs?: number;
 }
 
-/** Token -> principal (with `expiresAt` when the token has one), or undefined to refuse. */
-export function authenticate(token: string | undefined): (Principal & { expiresAt?: number }) | undefined {
-  if (!token?.startsWith(TOKEN_PREFIX)) return undefined;
-  const [user, expires] = token.slice(TOKEN_PREFIX.length).split(":");
-  if (user !== DEMO_USER.user) return undefined;
-  if (expires === undefined) return DEMO_USER;
-  const expiresAt = Number(expires);
-  return Number.isFinite(expiresAt) && expiresAt > Date.now() ? { ...DEMO_USER, expiresAt } : undefined;
+export interface DemoAuth {
+  /** Signs a token for `principal` (the demo's login). */
+  issue(principal: Principal): Promise<{ token: string; expiresAt: number }>;
+  /** Token -> principal, or undefined to refuse (bad signature, expired, malformed). */
+  authenticate(token: string | undefined): Promise<Principal | undefined>;
+}
+
+/** The demo's token issuer and verifier, on one secret. */
+export function createDemoAuth(options: DemoAuthOptions = {}): DemoAuth {
+  const secret = new TextEncoder().encode(options.secret ?? randomBytes(32).toString("base64url"));
+  const ttlMs = options.ttlMs ?? DEFAULT_TOKEN_TTL_MS;
+  // Same process signs and verifies: no clock skew to tolerate, so `exp` means what it says.
+  const verify = tokenAuthenticator<Principal>({
+    key: secret,
+    clockToleranceSec: 0,
+    principal: (claims) => ({
+      user: String(claims.sub),
+      tenants: Array.isArray(claims.tenants) ? claims.tenants.filter((t): t is string => typeof t === "string") : [],
+      ...(typeof claims.exp === "number" ? { expiresAt: claims.exp * 1000 } : {}),
+    }),
+  });
+  return {
+    async issue(principal) {
+      // `exp` is in whole seconds: round up so a token lives at least `ttlMs`.
+      const exp = Math.ceil((Date.now() + ttlMs) / 1000);
+      const token = await new SignJWT({ tenants: [...principal.tenants] })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(principal.user)
+        .setIssuedAt()
+        .setExpirationTime(exp)
+        .sign(secret);
+      return { token, expiresAt: exp * 1000 };
+    },
+    authenticate: async (token) => (token ? verify(token) : undefined),
+  };
 }
 
 /** The rule: a user sees (and publishes to) the tenants they belong to, on the demo topic only. */

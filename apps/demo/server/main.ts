@@ -6,14 +6,21 @@ import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createNodeBridge, createSync, expose, serveBridge, type LogLevel } from "@tidemark/server";
 import { createDemoApp, type Note } from "./app.js";
-import { DEMO_TOPIC, authenticate, mayAccess, type Principal } from "./auth.js";
+import { DEMO_TOPIC, createDemoAuth, mayAccess, type Principal } from "./auth.js";
 
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
 // The retained window; the e2e gap test shrinks it to expire cursors on purpose.
 const retentionBytes = Number(process.env.DEMO_RETENTION_BYTES ?? 16 * 1024 * 1024);
-// Token lifetime; e2e shortens it to watch the client refresh tokens in place.
+// Token lifetime (default one hour); e2e shortens it to watch the client refresh tokens in place.
 const tokenTtlMs = process.env.DEMO_TOKEN_TTL_MS ? Number(process.env.DEMO_TOKEN_TTL_MS) : undefined;
+// Signing secret: random per start (tokens of an earlier run are refused, and the client
+// fetches a new one), unless DEMO_TOKEN_SECRET (at least 32 bytes) keeps it across restarts.
+const auth = createDemoAuth({ secret: process.env.DEMO_TOKEN_SECRET || undefined, ttlMs: tokenTtlMs });
+// Origins allowed to publish (and to open the socket): the demo's own, or DEMO_ORIGINS.
+const origins = process.env.DEMO_ORIGINS
+  ? process.env.DEMO_ORIGINS.split(",").map((o) => o.trim())
+  : [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
 const logLevel = (process.env.DEMO_LOG_LEVEL ?? "warn") as LogLevel;
 const distDir = relative(process.cwd(), fileURLToPath(new URL("../dist", import.meta.url))) || ".";
 
@@ -29,11 +36,12 @@ await topic.head();
 
 const bridge = createNodeBridge<Principal>({
   topics: [expose(topic, (principal, { topic: name, tenantId }) => mayAccess(principal, name, tenantId))],
-  authenticate: (token) => authenticate(token),
+  authenticate: (token) => auth.authenticate(token),
+  origins,
   sync,
   logLevel,
 });
-const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, tokenTtlMs });
+const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, auth, origins });
 const server = await serveBridge(bridge, { app, port, hostname: "127.0.0.1" });
 console.log(`tidemark demo on ${server.url} (data in ${dataDir})`);
 

@@ -174,20 +174,42 @@ window.addEventListener("storage", (e) => {
   if (e.key === readKey()) renderUnread(true);
 });
 
+// The publish form's own token (the client's stays in its worker): from the demo's login,
+// fetched on first use, again shortly before it expires or when the server refuses it.
+let login: { token: string; expiresAt: number } | undefined;
+async function loginToken(force: boolean): Promise<string> {
+  if (force || !login || login.expiresAt - Date.now() < 5_000) {
+    const res = await fetch("/api/login", { method: "POST" });
+    if (!res.ok) throw new Error(`login: HTTP ${res.status}`);
+    login = (await res.json()) as { token: string; expiresAt: number };
+  }
+  return login.token;
+}
+async function publishNote(body: string): Promise<Response> {
+  const send = async (force: boolean) =>
+    fetch("/api/publish", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await loginToken(force)}` },
+      body,
+    });
+  const res = await send(false);
+  // A token of an earlier server run (new secret) is refused once: log in again.
+  return res.status === 401 ? send(true) : res;
+}
+
 $<HTMLFormElement>("#publish").addEventListener("submit", (e) => {
   e.preventDefault();
   const text = input.value.trim();
   if (!text) return;
   input.value = "";
-  void fetch("/api/publish", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ tenantId: tenant, text }),
-  }).then(async (res) => {
+  void publishNote(JSON.stringify({ tenantId: tenant, text })).then(async (res) => {
     if (!res.ok) {
       refusedEl.hidden = false;
       refusedEl.textContent = `Publish refused: ${(await res.json().catch(() => ({}))).message ?? res.status}`;
     }
+  }, (err: unknown) => {
+    refusedEl.hidden = false;
+    refusedEl.textContent = `Publish failed: ${String(err)}`;
   });
 });
 
