@@ -266,6 +266,9 @@ export class Engine implements EngineApi {
       caughtUp: false,
       refused: undefined,
     };
+    // Registered before loading starts: the loader subscribes only a feed that is still the
+    // registered one, and a live feed's loader finishes synchronously.
+    this.feeds.set(key, feed);
     // Live feeds keep a few items only, for duplicate checks.
     const limit = request.mode === "hub" ? this.config!.historyLimit : 16;
     feed.loaded = (async () => {
@@ -279,7 +282,6 @@ export class Engine implements EngineApi {
       feed.log = new FeedLog(isSavedFeed(saved) ? saved : { key, lastN: 0, items: [] }, limit);
       if (this.feeds.get(key) === feed) this.subscribe(feed);
     })();
-    this.feeds.set(key, feed);
     return feed;
   }
 

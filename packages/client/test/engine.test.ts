@@ -184,3 +184,94 @@ describe("engine", () => {
     await until(() => bridge.connectionCount === 0);
   });
 });
+
+describe("engine - every feed subscribes, whenever it is opened", () => {
+  const live = (tab: Awaited<ReturnType<typeof attachTab>>) => tab.status()?.type === "status" && tab.status()!.status === "live";
+  const subs = (bridge: Bridge, mode: "hub" | "live") => series(bridge, `tidemark_bridge_subscriptions{mode="${mode}"}`);
+
+  /** Publishes one event and waits until both feeds of `tenant` show it. */
+  async function flows(tab: Awaited<ReturnType<typeof attachTab>>, tenant: string, hubSub: string, liveSub: string): Promise<void> {
+    const before = [tab.sequences(hubSub).length, tab.sequences(liveSub).length];
+    const sequence = (await topic.publish({ tenantId: tenant, data: { n: 1 } })).streamSequence;
+    await until(() => tab.sequences(hubSub).length > before[0]! && tab.sequences(liveSub).length > before[1]!);
+    expect(tab.sequences(hubSub).at(-1)).toBe(sequence);
+    expect(tab.sequences(liveSub).at(-1)).toBe(sequence);
+  }
+
+  it("engine - a hub and a live feed opened on an open socket subscribe and reach live", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", server.port);
+    await engine.open("t", { id: "first", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: false });
+    await until(() => live(tab));
+    // The socket is open now: open both kinds of feed on it.
+    await engine.open("t", { id: "hub", mode: "hub", topic: "engine.feed", tenantId: "globex", effects: false });
+    await engine.open("t", { id: "live", mode: "live", topic: "engine.feed", tenantId: "globex", effects: false });
+    await until(() => subs(bridge, "hub") === 2 && subs(bridge, "live") === 1);
+    await until(() => live(tab));
+    await flows(tab, "globex", "hub", "live");
+  });
+
+  it("engine - feeds opened before the socket connects, and while it connects, subscribe", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    // Attach starts the connection; opening at once lands while it connects.
+    const tab = await attachTab(engine, "t", server.port);
+    await Promise.all([
+      engine.open("t", { id: "hub", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: false }),
+      engine.open("t", { id: "live", mode: "live", topic: "engine.feed", tenantId: "acme", effects: false }),
+    ]);
+    await until(() => subs(bridge, "hub") === 1 && subs(bridge, "live") === 1);
+    await until(() => live(tab));
+    await flows(tab, "acme", "hub", "live");
+  });
+
+  it("engine - after a reconnect, feeds opened before and after it subscribe", async () => {
+    const first = await startBridge();
+    const port = first.server.port;
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", port);
+    await engine.open("t", { id: "live", mode: "live", topic: "engine.feed", tenantId: "acme", effects: false });
+    await engine.open("t", { id: "hub", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: false });
+    await until(() => live(tab));
+    await first.server.close();
+    running.splice(running.indexOf(first), 1);
+    await until(() => !live(tab));
+    const { bridge } = await startBridge(port);
+    await until(() => live(tab) && subs(bridge, "live") === 1 && subs(bridge, "hub") === 1);
+    await flows(tab, "acme", "hub", "live");
+    await engine.open("t", { id: "hub2", mode: "hub", topic: "engine.feed", tenantId: "globex", effects: false });
+    await engine.open("t", { id: "live2", mode: "live", topic: "engine.feed", tenantId: "globex", effects: false });
+    await until(() => live(tab) && subs(bridge, "live") === 2 && subs(bridge, "hub") === 2);
+    await flows(tab, "globex", "hub2", "live2");
+  });
+
+  it("engine - switching a tab's feeds to another tenant and back: every feed subscribes and the tab is live", async () => {
+    const { bridge, server } = await startBridge();
+    const engine = new Engine();
+    engines.push(engine);
+    const tab = await attachTab(engine, "t", server.port);
+    const open = async (tenant: string, n: number) => {
+      await engine.open("t", { id: `hub${n}`, mode: "hub", topic: "engine.feed", tenantId: tenant, effects: true });
+      await engine.open("t", { id: `live${n}`, mode: "live", topic: "engine.feed", tenantId: tenant, effects: false });
+    };
+    const close = async (n: number) => {
+      await engine.close("t", `hub${n}`);
+      await engine.close("t", `live${n}`);
+    };
+    await open("acme", 1);
+    await until(() => live(tab));
+    // What the demo's tenant switcher does: close the tenant's feeds, open the other's.
+    await close(1);
+    await open("globex", 2);
+    await until(() => live(tab) && subs(bridge, "hub") === 1 && subs(bridge, "live") === 1);
+    await flows(tab, "globex", "hub2", "live2");
+    await close(2);
+    await open("acme", 3);
+    await until(() => live(tab) && subs(bridge, "hub") === 1 && subs(bridge, "live") === 1);
+    await flows(tab, "acme", "hub3", "live3");
+  });
+});
