@@ -18,6 +18,15 @@ describe("frames", () => {
     expect(parseClientFrame('{"type":"ping"}')).toEqual({ type: "ping" });
   });
 
+  it("frames - a subscribe cursor is any string (the hub resets a bad one); only a non-string is refused", () => {
+    for (const cursor of ["", "x".repeat(5_000), "garbage"]) {
+      expect(parseClientFrame(JSON.stringify({ type: "subscribe", id: "a", topic: "n", mode: "hub", cursor })).cursor).toBe(cursor);
+    }
+    for (const cursor of [5, null, {}, [], false]) {
+      expect(() => parseClientFrame(JSON.stringify({ type: "subscribe", id: "a", topic: "n", mode: "hub", cursor }))).toThrow(ProtocolError);
+    }
+  });
+
   it("frames - refuses malformed JSON, unknown types, bad fields and other versions", () => {
     for (const bad of [
       "{",

@@ -5,7 +5,6 @@
 import type { FrameText } from "./core.js";
 import {
   ErrorCode,
-  MAX_CURSOR_LENGTH,
   PROTOCOL_VERSION,
   SubscriptionMode,
   TidemarkError,
@@ -35,6 +34,18 @@ function str(frame: Record<string, unknown>, key: string, max: number, optional 
   return value;
 }
 
+/**
+ * `subscribe.cursor`: any string. What it says is the hub's business: a string that is not a
+ * cursor of this topic (empty, too long, garbage) is answered by `reset` (invalid_cursor), so a
+ * client with a corrupted saved cursor goes on from the head instead of reconnecting in a loop.
+ * The frame size limit bounds its length.
+ */
+function cursorField(frame: Record<string, unknown>): string | undefined {
+  const value = frame.cursor;
+  if (value === undefined || typeof value === "string") return value;
+  throw new ProtocolError("subscribe.cursor must be a string");
+}
+
 /** Parses one inbound text frame; throws {@link ProtocolError} for anything but a valid client frame. */
 export function parseClientFrame(text: string): ClientFrame {
   let value: unknown;
@@ -58,7 +69,7 @@ export function parseClientFrame(text: string): ClientFrame {
         topic: str(f, "topic", MAX_NAME)!,
         tenantId: str(f, "tenantId", 1024, true),
         mode,
-        cursor: str(f, "cursor", MAX_CURSOR_LENGTH, true),
+        cursor: cursorField(f),
       };
     }
     case "unsubscribe":
