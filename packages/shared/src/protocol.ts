@@ -112,11 +112,18 @@ export interface WelcomeFrame {
   };
   /** When the token expires (ms since the epoch), if the server knows; refresh before then. */
   expiresAt?: number;
+  /**
+   * Opaque, stable id of the authenticated principal (the same on every bridge process). A
+   * client keys what it saves per user by it. Added in v1.1; absent from older servers.
+   */
+  principal?: string;
 }
 /** A `refresh` was accepted; subscriptions the new token may no longer see ended with `unsubscribed`. */
 export interface RefreshedFrame {
   type: "refreshed";
   expiresAt?: number;
+  /** The principal id of the new token (it may name another principal than before). v1.1. */
+  principal?: string;
 }
 export interface SubscribedFrame {
   type: "subscribed";

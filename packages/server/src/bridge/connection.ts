@@ -17,6 +17,7 @@ import {
 } from "@tidemark/shared";
 import { defaultExpiresAt, defaultPrincipalKey } from "./options.js";
 import { encode, parseClientFrame, ProtocolError } from "./frames.js";
+import { principalId } from "./principal-id.js";
 import { Subscription } from "./subscription.js";
 import type { BridgeCore, BridgeSocket, FrameText } from "./core.js";
 
@@ -65,6 +66,8 @@ export class Connection<P = unknown> {
   readonly #cookieToken: string | undefined;
   #token: string | undefined;
   #principalKey: string | undefined;
+  /** What the client is told of the principal (welcome, refreshed): see principal-id.ts. */
+  #principalId: string | undefined;
   #queue: Promise<void> = Promise.resolve();
   /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
   #inFlight = 0;
@@ -234,6 +237,8 @@ export class Connection<P = unknown> {
       return;
     }
     const key = (this.core.options.principalKey ?? defaultPrincipalKey)(principal);
+    const id = await principalId(key);
+    if (this.state !== "new") return;
     const count = this.core.principals.get(key) ?? 0;
     if (count >= this.core.limits.maxConnectionsPerPrincipal) {
       this.core.metrics.bump(this.core.metrics.rejected, "connections_per_principal");
@@ -247,6 +252,7 @@ export class Connection<P = unknown> {
     }
     this.core.principals.set(key, count + 1);
     this.#principalKey = key;
+    this.#principalId = id;
     this.#token = token;
     this.principal = principal;
     this.expiresAt = (this.core.options.expiresAt ?? defaultExpiresAt)(principal);
@@ -261,6 +267,7 @@ export class Connection<P = unknown> {
         heartbeatMs: this.core.heartbeatMs,
         limits: { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond },
         expiresAt: this.expiresAt,
+        principal: id,
       }),
     );
     this.core.log("debug", "connection authenticated", { connection: this.id, principal: key });
@@ -276,13 +283,16 @@ export class Connection<P = unknown> {
     this.#token = frame.token;
     await this.#adopt(principal);
     if ((this.state as State) === "closed") return;
-    this.send(encode({ type: "refreshed", expiresAt: this.expiresAt }));
+    this.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
   }
 
   /** Takes a (re)authenticated principal and authorizes every subscription again. */
   async #adopt(principal: P): Promise<void> {
     const key = (this.core.options.principalKey ?? defaultPrincipalKey)(principal);
     if (key !== this.#principalKey) {
+      const id = await principalId(key);
+      if (this.state === "closed") return;
+      this.#principalId = id;
       this.#releasePrincipal();
       this.core.principals.set(key, (this.core.principals.get(key) ?? 0) + 1);
       this.#principalKey = key;
