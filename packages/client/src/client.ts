@@ -3,12 +3,13 @@
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
 import { wrap, proxy } from "comlink";
-import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "./backoff.js";
 import { keepErrorCodes } from "./comlink-errors.js";
-import { TabView } from "./feed-log.js";
+import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
 import type { Status } from "./state.js";
-import type { EngineApi, EngineConfig, EngineStats, FeedItem, FeedSpec, OpenRequest, TabMessage } from "./types.js";
+import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "./types.js";
+
+export type { Feed, ItemsInfo } from "./tab-feed.js";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -36,6 +37,14 @@ export interface ClientOptions {
   tokenRefreshMs?: number;
   /** IndexedDB database name; `""` keeps history in memory. @default "tidemark" */
   database?: string;
+  /**
+   * Who is signed in, as the app knows it: any stable string (a user id, or a hash of one).
+   * History is always kept per principal as the server names it (`welcome.principal`); this
+   * hint also lets saved history show before the server answers (offline), and when a tab
+   * attaches with another value, the profile's engine drops its token, connection and shown
+   * history at once (a sign-out and sign-in on a shared browser profile). @default none
+   */
+  principal?: string;
 }
 
 /** Where this tab's engine runs. */
@@ -51,24 +60,6 @@ export interface ClientState {
   transport: Transport;
 }
 
-/** One feed as this tab sees it. */
-export interface Feed<T = unknown> {
-  /** History and new items, oldest first, at most `historyLimit`. */
-  readonly items: readonly FeedItem<T>[];
-  /** Replay reached the live edge on the current connection. */
-  readonly caughtUp: boolean;
-  /** Why the server refused or ended the feed, if it did. */
-  readonly error: TidemarkError | undefined;
-  /**
-   * New items, each once and in order. The first call (and the first call to a listener added
-   * later) carries the history with `history: true`.
-   */
-  onItems(listener: (items: FeedItem<T>[], info: { history: boolean }) => void): () => void;
-  /** New events (not history, not gap markers), in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
-  onEffect(listener: (item: FeedItem<T>) => void): () => void;
-  onError(listener: (error: TidemarkError) => void): () => void;
-  close(): void;
-}
 
 /** A tab's handle on the profile's connection. */
 export interface Client {
@@ -97,84 +88,8 @@ export function createClient(options: ClientOptions): Client {
 let counter = 0;
 const randomId = () => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}-${++counter}`;
 
-class TabFeed<T> implements Feed<T> {
-  items: FeedItem<T>[] = [];
-  caughtUp = false;
-  error: TidemarkError | undefined;
-  readonly view = new TabView<T>();
-  private readonly itemListeners = new Set<(items: FeedItem<T>[], info: { history: boolean }) => void>();
-  private readonly effectListeners = new Set<(item: FeedItem<T>) => void>();
-  private readonly errorListeners = new Set<(error: TidemarkError) => void>();
-  private gotSnapshot = false;
 
-  constructor(
-    readonly request: OpenRequest,
-    private readonly limit: number,
-    private readonly owner: TabClient,
-  ) {}
-
-  onItems(listener: (items: FeedItem<T>[], info: { history: boolean }) => void): () => void {
-    this.itemListeners.add(listener);
-    if (this.gotSnapshot) listener(this.items.slice(), { history: true });
-    return () => this.itemListeners.delete(listener);
-  }
-
-  onEffect(listener: (item: FeedItem<T>) => void): () => void {
-    this.effectListeners.add(listener);
-    if (!this.request.effects) {
-      this.request.effects = true;
-      this.owner.reopen(this);
-    }
-    return () => this.effectListeners.delete(listener);
-  }
-
-  onError(listener: (error: TidemarkError) => void): () => void {
-    this.errorListeners.add(listener);
-    if (this.error) listener(this.error);
-    return () => this.errorListeners.delete(listener);
-  }
-
-  close(): void {
-    this.owner.closeFeed(this);
-  }
-
-  /** @internal */
-  receive(message: TabMessage): void {
-    switch (message.type) {
-      case "snapshot": {
-        const history = !this.gotSnapshot;
-        this.gotSnapshot = true;
-        this.caughtUp = message.caughtUp;
-        this.add(this.view.accept(message.items), history, false);
-        return;
-      }
-      case "items":
-        this.add(this.view.accept(message.items), false, message.effects);
-        return;
-      case "caught_up":
-        this.caughtUp = true;
-        return;
-      case "sub_error": {
-        const error = fromErrorPayload(message.error);
-        this.error = error;
-        for (const l of this.errorListeners) l(error);
-        return;
-      }
-      default:
-        return;
-    }
-  }
-
-  private add(fresh: FeedItem<T>[], history: boolean, effects: boolean): void {
-    if (fresh.length === 0 && !history) return;
-    this.items.push(...fresh);
-    if (this.items.length > this.limit) this.items.splice(0, this.items.length - this.limit);
-    for (const l of this.itemListeners) l(fresh, { history });
-    if (effects) for (const item of fresh) if (item.kind === "event") for (const l of this.effectListeners) l(item);
-  }
-}
-
-class TabClient implements Client {
+class TabClient implements Client, FeedOwner {
   readonly tabId = randomId();
   state: ClientState;
   private engine: EngineApi | undefined;
@@ -196,6 +111,7 @@ class TabClient implements Client {
       tabTimeoutMs: options.tabTimeoutMs ?? 90_000,
       tokenRefreshMs: options.tokenRefreshMs ?? 0,
       database: options.database ?? "tidemark",
+      principal: options.principal ?? null,
     };
     keepErrorCodes();
     this.state = { status: "connecting", tabs: 1, transport: "direct" };

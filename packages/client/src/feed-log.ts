@@ -149,3 +149,11 @@ export function isSavedFeed(value: unknown): value is SavedFeed {
 export function feedKey(mode: "hub" | "live", topic: string, tenantId: string | undefined): string {
   return JSON.stringify([mode, topic, tenantId ?? null]);
 }
+
+/**
+ * Key of a feed's saved record: the principal the server named (`welcome.principal`) and the
+ * feed. One user's history is never read for another.
+ */
+export function historyKey(principal: string, key: string): string {
+  return JSON.stringify([principal, key]);
+}

@@ -7,7 +7,7 @@ import type { FeedStore } from "./store.js";
 function countingStore() {
   const records = new Map<string, SavedFeed>();
   let writes = 0;
-  const store: FeedStore = {
+  const store: Pick<FeedStore, "load" | "save"> = {
     load: async (key) => records.get(key),
     save: async (feed) => {
       writes++;

@@ -13,12 +13,13 @@ export class Saver {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: FeedStore,
+    private readonly store: Pick<FeedStore, "save">,
     private readonly delayMs = 100,
   ) {}
 
-  /** The log changed: save it soon. */
+  /** The log changed: save it soon. A log without a key (its principal is unknown) is never saved. */
   mark(log: FeedLog): void {
+    if (log.key === "") return;
     this.dirty.add(log);
     this.timer ??= setTimeout(() => void this.flush(), this.delayMs);
   }

@@ -50,11 +50,17 @@ export interface EngineConfig {
   tokenRefreshMs: number;
   /** IndexedDB database name; `""` keeps history in memory only. */
   database: string;
+  /**
+   * Who the app says is signed in (`ClientOptions.principal`), or null. A tab that attaches
+   * with another one makes the engine drop its token, connection and shown history.
+   */
+  principal: string | null;
 }
 
 /** @internal Messages from the engine to one tab, in order. */
 export type TabMessage =
-  | { type: "snapshot"; sub: string; items: FeedItem[]; caughtUp: boolean }
+  /** The feed's items. `replace`: they replace what the tab shows (another user, a refusal). */
+  | { type: "snapshot"; sub: string; items: FeedItem[]; caughtUp: boolean; replace: boolean }
   | { type: "items"; sub: string; items: FeedItem[]; effects: boolean }
   | { type: "caught_up"; sub: string }
   | { type: "sub_error"; sub: string; error: ErrorPayload }

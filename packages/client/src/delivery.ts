@@ -1,0 +1,123 @@
+/**
+ * What the engine sends its tabs: snapshots (once a feed may be shown), batched new items,
+ * effects in one tab, and each tab's status. Messages to one tab keep their order.
+ */
+import { pickEffectTab } from "./effects.js";
+import type { Feed, Member, Tab } from "./engine-model.js";
+import type { Status } from "./state.js";
+import type { FeedItem, TabMessage } from "./types.js";
+
+/** @internal What delivery needs to know of the engine. */
+export interface DeliveryContext {
+  tabs(): Iterable<Tab>;
+  tabCount(): number;
+  status(tab: Tab): Status;
+  connectionId(): string | undefined;
+  /** The feed's saved history may be shown (see Engine.mayShow). */
+  mayShow(feed: Feed): boolean;
+}
+
+/** @internal */
+export class Delivery {
+  private readonly outbox = new Map<Feed, FeedItem[]>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly context: DeliveryContext) {}
+
+  /**
+   * Queues items for the feed's tabs. Frames that arrive together (a replay, a burst) go out as
+   * one message per tab: a postMessage per event per tab costs more than the event itself.
+   */
+  deliver(feed: Feed, items: FeedItem[]): void {
+    const queued = this.outbox.get(feed);
+    if (queued) queued.push(...items);
+    else this.outbox.set(feed, items.slice());
+    this.flushTimer ??= setTimeout(() => this.flush(), 0);
+  }
+
+  flush(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batches = [...this.outbox];
+    this.outbox.clear();
+    for (const [feed, items] of batches) {
+      const effectTab = pickEffectTab([...feed.members].filter((m) => m.effects && m.ready).map((m) => m.tab));
+      for (const m of feed.members) {
+        if (!m.ready) continue;
+        this.send(m.tab, { type: "items", sub: m.subId, items, effects: m.tab === effectTab && m.effects });
+      }
+    }
+  }
+
+  /** Sends the snapshot to the feed's members that have none yet, once the feed may be shown. */
+  release(feed: Feed): void {
+    if (!feed.log || !this.context.mayShow(feed)) return;
+    const waiting = [...feed.members].filter((m) => !m.ready);
+    if (waiting.length === 0) return;
+    // Items before the snapshot that includes them would be sent twice: flush first.
+    this.flush();
+    for (const m of waiting) this.snapshot(m);
+  }
+
+  /**
+   * The feed's log is about to be replaced (another principal, a refusal): its tabs stop showing
+   * the old items at once, and get the new ones from {@link release}.
+   */
+  clear(feed: Feed): void {
+    this.outbox.delete(feed);
+    for (const m of feed.members) {
+      if (m.ready) {
+        this.send(m.tab, { type: "snapshot", sub: m.subId, items: [], caughtUp: false, replace: true });
+        m.snapshots++;
+      }
+      m.ready = false;
+    }
+  }
+
+  private snapshot(m: Member): void {
+    const feed = m.feed;
+    m.ready = true;
+    // A live feed has no history: a tab that joins it gets only what comes next.
+    const items = feed.request.mode === "hub" ? feed.log!.items.slice() : [];
+    this.send(m.tab, { type: "snapshot", sub: m.subId, items, caughtUp: feed.caughtUp, replace: m.snapshots++ > 0 });
+    if (feed.refused) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
+    this.sendStatus(m.tab);
+  }
+
+  /** Tells the feed's shown tabs that it reached the live edge. */
+  caughtUp(feed: Feed): void {
+    for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "caught_up", sub: m.subId });
+  }
+
+  /** Tells the feed's shown tabs why the server refused or ended it. */
+  refused(feed: Feed): void {
+    for (const m of feed.members) if (m.ready && feed.refused) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
+  }
+
+  sendStatus(tab: Tab): void {
+    const message: TabMessage = { type: "status", status: this.context.status(tab), tabs: this.context.tabCount(), connectionId: this.context.connectionId() };
+    const text = JSON.stringify(message);
+    if (text === tab.lastStatus) return;
+    tab.lastStatus = text;
+    this.send(tab, message);
+  }
+
+  broadcastStatus(): void {
+    for (const tab of this.context.tabs()) this.sendStatus(tab);
+  }
+
+  stop(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+  }
+
+  private send(tab: Tab, message: TabMessage): void {
+    try {
+      // Over comlink this returns a promise that never settles for a dead tab: ignore it.
+      const result = tab.listener(message) as unknown;
+      if (result instanceof Promise) result.catch(() => undefined);
+    } catch {
+      // A tab that cannot be reached is dropped by the heartbeat sweep.
+    }
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * One feed as a tab sees it: the items the engine sent (each once, in order, through a
+ * `TabView`), the listeners of the app, and the error the server answered with.
+ */
+import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
+import { TabView } from "./feed-log.js";
+import type { FeedItem, OpenRequest, TabMessage } from "./types.js";
+
+/** What comes with a call of `onItems`. */
+export interface ItemsInfo {
+  /** The items are the feed's history (the first call, or the first to a new listener). */
+  history: boolean;
+  /**
+   * The items replace everything shown before: the signed-in user changed, or the server
+   * refused the feed (nothing saved of it is shown). Clear the list, then show these.
+   */
+  replaced: boolean;
+}
+
+/** One feed as this tab sees it. */
+export interface Feed<T = unknown> {
+  /** History and new items, oldest first, at most `historyLimit`. */
+  readonly items: readonly FeedItem<T>[];
+  /** Replay reached the live edge on the current connection. */
+  readonly caughtUp: boolean;
+  /** Why the server refused or ended the feed, if it did. */
+  readonly error: TidemarkError | undefined;
+  /**
+   * New items, each once and in order. The first call (and the first call to a listener added
+   * later) carries the history with `history: true`.
+   */
+  onItems(listener: (items: FeedItem<T>[], info: ItemsInfo) => void): () => void;
+  /** New events (not history, not gap markers), in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
+  onEffect(listener: (item: FeedItem<T>) => void): () => void;
+  onError(listener: (error: TidemarkError) => void): () => void;
+  close(): void;
+}
+
+/** @internal What a feed asks of the tab's client. */
+export interface FeedOwner {
+  reopen(feed: { request: OpenRequest }): void;
+  closeFeed(feed: { request: OpenRequest }): void;
+}
+
+/** @internal */
+export class TabFeed<T> implements Feed<T> {
+  items: FeedItem<T>[] = [];
+  caughtUp = false;
+  error: TidemarkError | undefined;
+  view = new TabView<T>();
+  private readonly itemListeners = new Set<(items: FeedItem<T>[], info: ItemsInfo) => void>();
+  private readonly effectListeners = new Set<(item: FeedItem<T>) => void>();
+  private readonly errorListeners = new Set<(error: TidemarkError) => void>();
+  private gotSnapshot = false;
+
+  constructor(
+    readonly request: OpenRequest,
+    private readonly limit: number,
+    private readonly owner: FeedOwner,
+  ) {}
+
+  onItems(listener: (items: FeedItem<T>[], info: ItemsInfo) => void): () => void {
+    this.itemListeners.add(listener);
+    if (this.gotSnapshot) listener(this.items.slice(), { history: true, replaced: false });
+    return () => this.itemListeners.delete(listener);
+  }
+
+  onEffect(listener: (item: FeedItem<T>) => void): () => void {
+    this.effectListeners.add(listener);
+    if (!this.request.effects) {
+      this.request.effects = true;
+      this.owner.reopen(this);
+    }
+    return () => this.effectListeners.delete(listener);
+  }
+
+  onError(listener: (error: TidemarkError) => void): () => void {
+    this.errorListeners.add(listener);
+    if (this.error) listener(this.error);
+    return () => this.errorListeners.delete(listener);
+  }
+
+  close(): void {
+    this.owner.closeFeed(this);
+  }
+
+  /** @internal */
+  receive(message: TabMessage): void {
+    switch (message.type) {
+      case "snapshot": {
+        const history = !this.gotSnapshot || message.replace;
+        this.gotSnapshot = true;
+        this.caughtUp = message.caughtUp;
+        if (message.replace) {
+          this.view = new TabView<T>();
+          this.items = [];
+          this.error = undefined;
+        }
+        this.add(this.view.accept(message.items), history, false, message.replace);
+        return;
+      }
+      case "items":
+        this.add(this.view.accept(message.items), false, message.effects, false);
+        return;
+      case "caught_up":
+        this.caughtUp = true;
+        return;
+      case "sub_error": {
+        const error = fromErrorPayload(message.error);
+        this.error = error;
+        for (const l of this.errorListeners) l(error);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private add(fresh: FeedItem<T>[], history: boolean, effects: boolean, replaced: boolean): void {
+    if (fresh.length === 0 && !history) return;
+    this.items.push(...fresh);
+    if (this.items.length > this.limit) this.items.splice(0, this.items.length - this.limit);
+    for (const l of this.itemListeners) l(fresh, { history, replaced });
+    if (effects) for (const item of fresh) if (item.kind === "event") for (const l of this.effectListeners) l(item);
+  }
+}
