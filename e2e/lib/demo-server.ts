@@ -145,14 +145,19 @@ export class DemoServer {
   }
 
   /** Event ids the broker retains for the tenant, in stream order. */
-  async retainedIds(tenantId: string): Promise<string[]> {
-    const res = await fetch(`${this.url}/api/events?tenantId=${encodeURIComponent(tenantId)}`);
+  /** Event ids the broker retains for a tenant, read as `user` (default ada). */
+  async retainedIds(tenantId: string, user = "ada"): Promise<string[]> {
+    const res = await fetch(`${this.url}/api/events?tenantId=${encodeURIComponent(tenantId)}`, { headers: { cookie: `demo_user=${user}` } });
     return ((await res.json()) as { ids: string[] }).ids;
   }
 
-  /** A token for the demo user from the demo's login (not counted by `tokens()`). */
-  async login(): Promise<string> {
-    const res = await fetch(`${this.url}/api/login`, { method: "POST", headers: { origin: this.url } });
+  /** A token for a demo user (default ada) from the demo's login (not counted by `tokens()`). */
+  async login(user = "ada"): Promise<string> {
+    const res = await fetch(`${this.url}/api/login`, {
+      method: "POST",
+      headers: { origin: this.url, "content-type": "application/json" },
+      body: JSON.stringify({ user }),
+    });
     if (!res.ok) throw new Error(`login: HTTP ${res.status}`);
     return ((await res.json()) as { token: string }).token;
   }
@@ -171,8 +176,8 @@ export class DemoServer {
    * Publishes `count` events through the demo's route, as its page does (own origin, the
    * user's token, JSON), in requests of at most MAX_PUBLISH_COUNT. Stops at the first refusal.
    */
-  async publish(tenantId: string, text: string, count = 1): Promise<{ status: number; body: unknown }> {
-    const token = await this.login();
+  async publish(tenantId: string, text: string, count = 1, user = "ada"): Promise<{ status: number; body: unknown }> {
+    const token = await this.login(user);
     let result: { status: number; body: unknown } = { status: 200, body: undefined };
     for (let done = 0; done < count && result.status === 200; done += MAX_PUBLISH_COUNT) {
       const n = Math.min(MAX_PUBLISH_COUNT, count - done);

@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { isTidemarkError, type Topic } from "@tidemark/server";
-import { DEMO_USER, mayAccess, DEMO_TOPIC, type DemoAuth } from "./auth.js";
+import { DEMO_USERS, USER_COOKIE, mayAccess, userOf, DEMO_TOPIC, type DemoAuth } from "./auth.js";
 import { bearerAuth, jsonOnly, sameOrigin, type DemoEnv } from "./guards.js";
 
 export interface Note {
@@ -40,18 +40,24 @@ export function createDemoApp(options: DemoAppOptions): Hono {
   const { topic, auth } = options;
   const app = new Hono();
 
-  // The demo has one user and no password: "login" signs a token for them. The client's
-  // getToken uses /api/token, counted (it asks once per browser profile, not once per tab);
-  // the page's publish form and scripts use /api/login, not counted.
+  // The demo's users have no password: "login" signs a token for the signed-in user (the
+  // demo_user cookie, default ada). The client's getToken uses /api/token, counted (it asks
+  // once per browser profile, not once per tab); the page's publish form and scripts use
+  // /api/login, not counted. /api/login with {user} also signs in as that user (sets the cookie).
   let tokens = 0;
   app.get("/api/token", async (c) => {
     tokens++;
     c.header("cache-control", "no-store");
-    return c.json(await auth.issue(DEMO_USER));
+    return c.json(await auth.issue(userOf(c.req.header("cookie"))));
   });
   app.post("/api/login", sameOrigin(options.origins), async (c) => {
     c.header("cache-control", "no-store");
-    return c.json(await auth.issue(DEMO_USER));
+    const body = (await c.req.json().catch(() => undefined)) as { user?: unknown } | undefined;
+    if (body?.user === undefined) return c.json(await auth.issue(userOf(c.req.header("cookie"))));
+    const user = typeof body.user === "string" ? DEMO_USERS[body.user] : undefined;
+    if (!user) return c.json({ code: "INVALID_ARGUMENT", message: `no demo user ${JSON.stringify(body.user)}` }, 400);
+    c.header("set-cookie", `${USER_COOKIE}=${user.user}; Path=/; SameSite=Lax`);
+    return c.json(await auth.issue(user));
   });
 
   app.get("/api/stats", (c) => c.json({ connections: options.connections(), tokens }));
@@ -59,7 +65,7 @@ export function createDemoApp(options: DemoAppOptions): Hono {
   // What the broker still retains for a tenant: the ground truth the e2e tests compare with.
   app.get("/api/events", async (c) => {
     const tenantId = c.req.query("tenantId");
-    if (!mayAccess(DEMO_USER, DEMO_TOPIC, tenantId)) return c.json({ code: "FORBIDDEN", message: "not your tenant" }, 403);
+    if (!mayAccess(userOf(c.req.header("cookie")), DEMO_TOPIC, tenantId)) return c.json({ code: "FORBIDDEN", message: "not your tenant" }, 403);
     const ids: string[] = [];
     for await (const event of topic.replay({ tenantId })) ids.push(event.eventId);
     return c.json({ ids });

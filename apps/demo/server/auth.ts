@@ -1,6 +1,7 @@
 /**
- * The demo's identity and its one authorization rule: the signed-in user belongs to the tenants
- * `acme` and `globex`, not to `initech`. Tokens are HS256 JWTs signed here and verified with
+ * The demo's identities and its one authorization rule. Two users share the browser profile:
+ * `ada` belongs to the tenants `acme` and `globex`, not to `initech`; `bob` to `acme` and
+ * `initech`. The signed-in user is the `demo_user` cookie (default `ada`). Tokens are HS256 JWTs signed here and verified with
  * the server's `tokenAuthenticator`; the bridge and the publish route share one verifier.
  */
 import { randomBytes } from "node:crypto";
@@ -15,8 +16,20 @@ export interface Principal {
   expiresAt?: number;
 }
 
-export const DEMO_USER: Principal = { user: "ada", tenants: ["acme", "globex"] };
-/** Tenants the tenant switcher offers; the last one is refused on purpose. */
+export const DEMO_USERS: Readonly<Record<string, Principal>> = {
+  ada: { user: "ada", tenants: ["acme", "globex"] },
+  bob: { user: "bob", tenants: ["acme", "initech"] },
+};
+export const DEMO_USER: Principal = DEMO_USERS.ada!;
+/** The cookie that says who is signed in (the page reads it and passes it to the client). */
+export const USER_COOKIE = "demo_user";
+
+/** The signed-in user of a request: its `demo_user` cookie, else ada. */
+export function userOf(cookieHeader: string | undefined): Principal {
+  const match = /(?:^|;\s*)demo_user=([^;]+)/.exec(cookieHeader ?? "");
+  return (match && DEMO_USERS[decodeURIComponent(match[1]!)]) || DEMO_USER;
+}
+/** Tenants the tenant switcher offers; ada is refused the last one on purpose. */
 export const DEMO_TENANTS = ["acme", "globex", "initech"] as const;
 export const DEMO_TOPIC = "demo.notifications";
 /** Lifetime of a token unless DEMO_TOKEN_TTL_MS says otherwise. */

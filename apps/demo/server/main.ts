@@ -37,6 +37,8 @@ await topic.head();
 const bridge = createNodeBridge<Principal>({
   topics: [expose(topic, (principal, { topic: name, tenantId }) => mayAccess(principal, name, tenantId))],
   authenticate: (token) => auth.authenticate(token),
+  // One principal per user, whatever its token's expiry: the client keys history by it.
+  principalKey: (principal) => principal.user,
   origins,
   sync,
   logLevel,

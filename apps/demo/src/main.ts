@@ -19,9 +19,13 @@ const refusedEl = $('[data-testid="refused"]');
 const effectEl = $('[data-testid="effect-count"]');
 const liveEl = $('[data-testid="live-last"]');
 const tenantSelect = $<HTMLSelectElement>("#tenant");
+const userSelect = $<HTMLSelectElement>("#user");
 const input = $<HTMLInputElement>("#text");
 
 const params = new URLSearchParams(location.search);
+// Who is signed in: the demo_user cookie the server set at sign-in (default ada).
+const user = decodeURIComponent(/(?:^|;\s*)demo_user=([^;]+)/.exec(document.cookie)?.[1] ?? "ada");
+userSelect.value = user;
 let tenant = params.get("tenant") ?? localStorage.getItem("tidemark-demo:tenant") ?? "acme";
 tenantSelect.value = tenant;
 
@@ -36,6 +40,8 @@ const client = createClient({
   // ?transport=direct|leader forces a fallback (benchmark baseline, debugging).
   transport: (params.get("transport") ?? "auto") as "auto" | "shared-worker" | "leader" | "direct",
   historyLimit: 500,
+  // The client keeps history per user; the hint also tells it at once when the user changed.
+  principal: user,
   // Tests shorten how long a silent (crashed) tab keeps its place.
   ...(params.has("tabTimeoutMs") ? { tabTimeoutMs: Number(params.get("tabTimeoutMs")), heartbeatMs: 500 } : {}),
 });
@@ -75,7 +81,7 @@ let ticker: Feed<Note> | undefined;
 let unsubscribers: (() => void)[] = [];
 let effects = 0;
 
-const readKey = () => `tidemark-demo:read:${tenant}`;
+const readKey = () => `tidemark-demo:read:${user}:${tenant}`;
 const lastRead = () => Number(localStorage.getItem(readKey()) ?? 0);
 
 function renderItem(item: FeedItem<Note>): HTMLLIElement {
@@ -130,14 +136,20 @@ function openFeed(): void {
   ticker = live;
   let liveCount = 0;
   unsubscribers = [
-    live.onItems((items) => {
+    live.onItems((items, { replaced }) => {
+      if (replaced) {
+        liveCount = 0;
+        liveEl.textContent = "—";
+      }
       const last = items.filter((i) => i.kind === "event").at(-1);
       liveCount += items.length;
       liveEl.dataset.count = String(liveCount);
       if (last?.kind === "event") liveEl.textContent = last.event.data.text;
     }),
-    current.onItems((items) => {
-      if (items.length > 0) empty.hidden = true;
+    current.onItems((items, { replaced }) => {
+      // Another user signed in, or the server refused the feed: nothing shown before stays.
+      if (replaced) list.replaceChildren();
+      empty.hidden = current.items.length > 0;
       const fragment = document.createDocumentFragment();
       for (const item of items) fragment.append(renderItem(item));
       list.append(fragment);
@@ -157,6 +169,15 @@ function openFeed(): void {
     }),
   ];
 }
+
+// Sign out and in as another user of this browser profile.
+userSelect.addEventListener("change", () => {
+  void fetch("/api/login", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ user: userSelect.value }),
+  }).then(() => location.reload());
+});
 
 tenantSelect.addEventListener("change", () => {
   tenant = tenantSelect.value;
