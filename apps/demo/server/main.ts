@@ -38,6 +38,8 @@ const bridge = createNodeBridge<Principal>({
   topics: [expose(topic, (principal, { topic: name, tenantId }) => mayAccess(principal, name, tenantId))],
   authenticate: (token) => auth.authenticate(token),
   origins,
+  // The demo's principals are { user, tenants }: key the per-principal limit on the user.
+  principalKey: (principal) => principal.user,
   sync,
   logLevel,
 });
