@@ -37,6 +37,8 @@ export const LimitName = {
   SubscribeRate: "subscribe_rate",
   ConnectionsPerPrincipal: "connections_per_principal",
   UnauthenticatedTime: "unauthenticated_time",
+  /** Sockets that have not said `hello` yet, per process and per remote address. */
+  UnauthenticatedConnections: "unauthenticated_connections",
 } as const;
 export type LimitName = (typeof LimitName)[keyof typeof LimitName];
 
@@ -55,6 +57,8 @@ export const CloseCode = {
   FrameTooLarge: 4413,
   /** Too many connections for this principal. */
   TooManyConnections: 4429,
+  /** Too many sockets waiting for `hello` (per process or per address); reconnect with backoff. */
+  TryAgainLater: 1013,
   /** The server failed; reconnect with backoff. */
   InternalError: 4500,
 } as const;
