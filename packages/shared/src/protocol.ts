@@ -37,8 +37,6 @@ export const LimitName = {
   SubscribeRate: "subscribe_rate",
   ConnectionsPerPrincipal: "connections_per_principal",
   UnauthenticatedTime: "unauthenticated_time",
-  /** Sockets that have not said `hello` yet, per process and per remote address. */
-  UnauthenticatedConnections: "unauthenticated_connections",
 } as const;
 export type LimitName = (typeof LimitName)[keyof typeof LimitName];
 
