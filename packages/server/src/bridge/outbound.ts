@@ -59,7 +59,7 @@ export abstract class Outbound<P> {
     this.#paused = { promise, resolve };
     this.core.metrics.pausedConnections++;
     this.core.metrics.backpressurePauses++;
-    this.core.watchPaused(this as never);
+    this.core.watchPaused(this);
     return false;
   }
 
