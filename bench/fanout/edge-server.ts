@@ -38,7 +38,9 @@ const options = {
   sync,
   origins: "*" as const,
   logLevel: "warn" as const,
-  limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000 },
+  // Every load client comes from one loopback address, thousands at once in a reconnect storm:
+  // the caps on sockets waiting for hello would measure themselves, not the bridge.
+  limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000, maxUnauthenticated: 1_000_000, maxUnauthenticatedPerAddress: 1_000_000 },
 };
 
 function memory(): { rss: number; heap: number } {

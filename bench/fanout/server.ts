@@ -51,7 +51,9 @@ if (impl === "bridge") {
     sync,
     origins: "*",
     logLevel: "warn",
-    limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000 },
+    // Every load client comes from one loopback address, thousands at once in a reconnect storm:
+    // the caps on sockets waiting for hello would measure themselves, not the bridge.
+    limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000, maxUnauthenticated: 1_000_000, maxUnauthenticatedPerAddress: 1_000_000 },
   });
   const server = await serveBridge(bridge, { port: 0, drainGraceMs: 0 });
   port = server.port;

@@ -37,7 +37,8 @@ await topic.head();
 const bridge = createNodeBridge<Principal>({
   topics: [expose(topic, (principal, { topic: name, tenantId }) => mayAccess(principal, name, tenantId))],
   authenticate: (token) => auth.authenticate(token),
-  // One principal per user, whatever its token's expiry: the client keys history by it.
+  // The demo's principals are { user, tenants }: one principal per user, whatever its token's
+  // expiry. It keys the per-principal limit, and the client keys saved history by it.
   principalKey: (principal) => principal.user,
   origins,
   sync,

@@ -55,6 +55,8 @@ export const CloseCode = {
   FrameTooLarge: 4413,
   /** Too many connections for this principal. */
   TooManyConnections: 4429,
+  /** Too many sockets waiting for `hello` (per process or per address); reconnect with backoff. */
+  TryAgainLater: 1013,
   /** The server failed; reconnect with backoff. */
   InternalError: 4500,
 } as const;

@@ -30,4 +30,15 @@ describe("tokenAuthenticator", () => {
     const auth = tokenAuthenticator({ key: secret, principal: (c) => `user:${String(c.sub)}` });
     expect(await auth(await sign({}))).toBe("user:u1");
   });
+
+  it("auth - a sub that is not a non-empty string is refused like a bad token", async () => {
+    const auth = tokenAuthenticator({ key: secret });
+    for (const sub of [{ id: "u1" }, ["u1"], 7, ""]) {
+      const token = await new SignJWT({ sub } as Record<string, unknown>)
+        .setProtectedHeader({ alg: "HS256" })
+        .setExpirationTime("1m")
+        .sign(new TextEncoder().encode(secret));
+      expect(await auth(token), JSON.stringify(sub)).toBeUndefined();
+    }
+  });
 });

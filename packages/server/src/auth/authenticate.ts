@@ -9,7 +9,7 @@ import { jwtVerify, type CryptoKey, type JWK, type JWTPayload, type JWTVerifyGet
 
 /** The principal made from a verified token by default. */
 export interface TokenPrincipal {
-  /** `sub` of the token. */
+  /** `sub` of the token (a non-empty string; any other `sub` refuses the token). */
   id: string;
   /** Tenants the token grants (`tenants` claim, a list of strings), else `[]`. */
   tenants: string[];
@@ -45,12 +45,12 @@ const encoder = new TextEncoder();
 
 function defaultPrincipal(claims: JWTPayload): TokenPrincipal {
   const tenants = Array.isArray(claims.tenants) ? claims.tenants.filter((t): t is string => typeof t === "string") : [];
-  return { id: String(claims.sub ?? ""), tenants, expiresAt: typeof claims.exp === "number" ? claims.exp * 1000 : undefined, claims };
+  return { id: claims.sub as string, tenants, expiresAt: typeof claims.exp === "number" ? claims.exp * 1000 : undefined, claims };
 }
 
 /**
  * Returns an `authenticate(token)` for `createBridge()` that accepts only valid signed tokens.
- * A refused token (bad signature, wrong algorithm, expired, revoked, missing `sub`) yields
+ * A refused token (bad signature, wrong algorithm, expired, revoked, missing or non-string `sub`) yields
  * `undefined`, which the bridge answers with `UNAUTHORIZED`.
  *
  * @example
@@ -75,6 +75,9 @@ export function tokenAuthenticator<P = TokenPrincipal>(options: TokenAuthenticat
       const { payload } = typeof key === "function"
         ? await jwtVerify(token, key, verifyOptions)
         : await jwtVerify(token, key as Uint8Array | CryptoKey | KeyObject | JWK, verifyOptions);
+      // `sub` names the principal: anything but a non-empty string (an object would become
+      // "[object Object]", one principal for every such token) is a bad token.
+      if (typeof payload.sub !== "string" || payload.sub === "") return undefined;
       if (options.isRevoked && (await options.isRevoked(payload))) return undefined;
       return build(payload);
     } catch {

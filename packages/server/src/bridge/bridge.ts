@@ -17,6 +17,9 @@ import { EventFrames, encode } from "./frames.js";
 import { jsonLogger, leveled } from "./log.js";
 import { BridgeMetrics } from "./metrics.js";
 import { resolveLimits, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
+import { originCheck } from "./origin.js";
+import { PrincipalCounts } from "./principals.js";
+import { UnauthenticatedCount, remoteAddressOf } from "./unauthenticated.js";
 
 /** A running bridge: its Hono app and its operations. */
 export interface Bridge {
@@ -77,17 +80,26 @@ class SocketEvents<P> {
   readonly #core: BridgeCore<P>;
   #request: Request | undefined;
   #cookieToken: string | undefined;
+  readonly #address: string | undefined;
   #connection: Connection<P> | undefined;
 
-  constructor(core: BridgeCore<P>, request: Request, cookieToken: string | undefined) {
+  constructor(core: BridgeCore<P>, request: Request, cookieToken: string | undefined, address: string | undefined) {
     this.#core = core;
     this.#request = request;
     this.#cookieToken = cookieToken;
+    this.#address = address;
   }
 
   onOpen(_event: Event, ws: WSContext): void {
     const core = this.#core;
-    const connection = new Connection<P>(core, new ContextSocket(ws), this.#request!, this.#cookieToken);
+    // The upgrade checked the caps; upgrades that raced past that check are closed here.
+    if (!core.unauthenticated.add(this.#address)) {
+      this.#request = undefined;
+      core.metrics.bump(core.metrics.rejected, "unauthenticated_connections");
+      ws.close(CloseCode.TryAgainLater, "too many connections waiting for hello");
+      return;
+    }
+    const connection = new Connection<P>(core, new ContextSocket(ws), this.#request!, this.#cookieToken, { address: this.#address });
     this.#connection = connection;
     this.#request = undefined;
     this.#cookieToken = undefined;
@@ -109,20 +121,6 @@ class SocketEvents<P> {
 
   onError(): void {
     this.#connection?.onClose();
-  }
-}
-
-function originAllowed<P>(options: BridgeOptions<P>, request: Request): boolean {
-  const origin = request.headers.get("origin");
-  const allow = options.origins;
-  if (allow === "*") return true;
-  if (typeof allow === "function") return origin !== null && allow(origin, request);
-  if (origin === null) return allow === undefined; // non-browser client
-  if (Array.isArray(allow)) return allow.includes(origin);
-  try {
-    return new URL(origin).host === request.headers.get("host");
-  } catch {
-    return false;
   }
 }
 
@@ -155,8 +153,10 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
   const cookieName = options.cookieName ?? "tidemark_token";
   const log = leveled(options.logger ?? jsonLogger, options.logLevel ?? "info");
   const fallbackHubs = new HubRegistry();
+  const originAllowed = originCheck(options.origins);
+  const warned = new Set<string>();
 
-  const paused = new Set<Connection<P>>();
+  const paused = new Set<{ checkDrained(): boolean }>();
   let pollTimer: ReturnType<typeof setInterval> | undefined;
   const core: BridgeCore<P> = {
     options,
@@ -167,9 +167,15 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
     topics,
     hubIds: new HubIds(),
     fallbackHubs,
-    principals: new Map(),
+    principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
+    unauthenticated: new UnauthenticatedCount(limits),
     connections: new Set(),
     log,
+    warnOnce(key, msg) {
+      if (warned.has(key)) return;
+      warned.add(key);
+      log("warn", msg);
+    },
     draining: false,
     watchPaused(connection) {
       paused.add(connection);
@@ -205,7 +211,7 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
   ticker.unref?.();
 
   const app = new Hono();
-  const upgrade = options.upgradeWebSocket((c) => new SocketEvents(core, c.req.raw, getCookie(c, cookieName)));
+  const upgrade = options.upgradeWebSocket((c) => new SocketEvents(core, c.req.raw, getCookie(c, cookieName), remoteAddressOf(c.env)));
 
   app.get(path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
@@ -213,10 +219,15 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
       core.metrics.bump(core.metrics.rejected, "draining");
       return c.text("draining", 503);
     }
-    if (!originAllowed(options, c.req.raw)) {
+    if (!originAllowed(c.req.raw)) {
       core.metrics.bump(core.metrics.rejected, "origin");
-      log("warn", "origin refused", { origin: c.req.header("origin") ?? null });
+      log("warn", "origin refused", { origin: c.req.header("origin") ?? null, host: c.req.header("host") ?? null });
       return c.text("origin not allowed", 403);
+    }
+    if (!core.unauthenticated.admits(remoteAddressOf(c.env))) {
+      core.metrics.bump(core.metrics.rejected, "unauthenticated_connections");
+      core.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
+      return c.text("too many connections waiting for hello", 503);
     }
     return upgrade(c, next);
   });
@@ -247,7 +258,8 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
   });
 
   const hubFollowers = () => (options.sync ? hubRegistryOf(options.sync).followerCount : 0) + fallbackHubs.followerCount;
-  const render = () => core.metrics.render({ hubFollowers: hubFollowers(), hubs: core.hubIds.size, draining: core.draining });
+  const render = () =>
+    core.metrics.render({ hubFollowers: hubFollowers(), hubs: core.hubIds.size, draining: core.draining, unauthenticated: core.unauthenticated.size });
   app.get("/metrics", (c) => c.body(render(), 200, { "content-type": "text/plain; version=0.0.4" }));
 
   let closed = false;

@@ -5,6 +5,8 @@ import type { EventFrames } from "./frames.js";
 import type { LogLevel } from "./log.js";
 import type { HubRegistry } from "../hub/registry.js";
 import type { Connection } from "./connection.js";
+import type { PrincipalCounts } from "./principals.js";
+import type { UnauthenticatedCount } from "./unauthenticated.js";
 
 /**
  * An optional fast path a runtime adapter may put on its WSContext (the Node entry does):
@@ -43,12 +45,16 @@ export interface BridgeCore<P = unknown> {
   readonly hubIds: HubIds;
   /** Used for topics whose `hub()` is not a Tidemark SharedHub (another Topic implementation). */
   readonly fallbackHubs: HubRegistry;
-  readonly principals: Map<string, number>;
+  readonly principals: PrincipalCounts;
+  /** Sockets that have not said a valid `hello` yet (capped per process and per address). */
+  readonly unauthenticated: UnauthenticatedCount;
   readonly connections: Set<Connection<P>>;
   readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  /** Logs a warning the first time `key` comes up (a misconfiguration seen on every connection). */
+  warnOnce(key: string, msg: string): void;
   draining: boolean;
   /** Registers a paused connection with the drain poller. */
-  watchPaused(connection: Connection<P>): void;
+  watchPaused(connection: { checkDrained(): boolean }): void;
 }
 
 /** @internal Server-assigned hub ids, one per (mode, topic, tenant) in use on this process. */

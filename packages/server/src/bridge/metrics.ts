@@ -28,7 +28,7 @@ export class BridgeMetrics {
     this.#lagCount++;
   }
 
-  render(extra: { hubFollowers: number; hubs: number; draining: boolean }): string {
+  render(extra: { hubFollowers: number; hubs: number; draining: boolean; unauthenticated: number }): string {
     const out: string[] = [];
     const metric = (name: string, type: string, help: string, rows: [string, number][]) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -37,6 +37,7 @@ export class BridgeMetrics {
     const labelled = (label: string, values: Record<string, number>): [string, number][] =>
       Object.entries(values).map(([k, v]) => [`{${label}="${k}"}`, v]);
     metric("tidemark_bridge_connections", "gauge", "Open WebSocket connections.", [["", this.connections]]);
+    metric("tidemark_bridge_unauthenticated_connections", "gauge", "Connections that have not said a valid hello yet.", [["", extra.unauthenticated]]);
     metric("tidemark_bridge_paused_connections", "gauge", "Connections paused by backpressure.", [["", this.pausedConnections]]);
     metric("tidemark_bridge_subscriptions", "gauge", "Open subscriptions by mode.", labelled("mode", this.subscriptions));
     metric("tidemark_bridge_hubs", "gauge", "Distinct (topic, tenant, mode) in use by this bridge.", [["", extra.hubs]]);

@@ -8,15 +8,27 @@
  */
 import { createAdaptorServer, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
-import { WebSocketServer } from "ws";
+import { WebSocketServer, type ServerOptions } from "ws";
 import type { AddressInfo } from "node:net";
 import { createBridge, type Bridge } from "./bridge.js";
 import { handleUpgrades, upgradeWebSocket } from "./node-ws.js";
+import { jsonLogger, leveled } from "./log.js";
 import type { BridgeOptions } from "./options.js";
 
-/** `createBridge()` with the Node WebSocket upgrade (served by {@link serveBridge}). */
+/**
+ * `createBridge()` with the Node WebSocket upgrade (served by {@link serveBridge}). With
+ * NODE_ENV=production and no `origins`, it warns: the default accepts browsers only on a
+ * loopback Host (development).
+ */
 export function createNodeBridge<P = unknown>(options: Omit<BridgeOptions<P>, "upgradeWebSocket">): Bridge {
-  return createBridge<P>({ ...options, upgradeWebSocket });
+  const bridge = createBridge<P>({ ...options, upgradeWebSocket });
+  if (options.origins === undefined && process.env.NODE_ENV === "production") {
+    leveled(options.logger ?? jsonLogger, options.logLevel ?? "info")(
+      "warn",
+      "no origins option in production: browsers are refused unless the Host is a loopback name; set origins to your app's origins",
+    );
+  }
+  return bridge;
 }
 
 export interface ServeBridgeOptions {
@@ -30,6 +42,12 @@ export interface ServeBridgeOptions {
   drainGraceMs?: number;
   /** Listen backlog: reconnect storms open thousands of sockets at once. @default 4096 (the kernel may cap it) */
   backlog?: number;
+  /**
+   * Time a closing socket gets to answer the WebSocket close handshake before it is destroyed
+   * (`ws`'s own 30 s would keep a refused or timed-out socket and its buffers that long).
+   * @default 1000
+   */
+  closeTimeoutMs?: number;
   /**
    * Time a client gets to send a complete request head (an upgrade included). Node's 60 s lets
    * slowloris sockets that never finish the upgrade hold a file descriptor for a minute.
@@ -53,9 +71,17 @@ export interface BridgeServer {
 /** Serves a bridge (or an app that mounts it) on Node. */
 export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = {}): Promise<BridgeServer> {
   const hostname = options.hostname ?? "127.0.0.1";
-  // ws's own cap closes the socket with 1009 and no explanation; keep it well above the
-  // bridge's limit, which answers with an error frame, so it only stops absurd frames.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(1024 * 1024, bridge.limits.maxFrameBytes * 4) });
+  // ws buffers a message up to maxPayload before the bridge sees it, and checks the announced
+  // length at the frame header: at twice maxFrameBytes a frame just over the limit still gets
+  // the bridge's error frame (4413), and a larger one is cut at its header (1009) instead of
+  // pinning up to a megabyte per socket before anyone authenticated.
+  // `closeTimeout` (ws 8.20) is not in @types/ws yet.
+  const wsOptions: ServerOptions & { closeTimeout: number } = {
+    noServer: true,
+    maxPayload: bridge.limits.maxFrameBytes * 2,
+    closeTimeout: options.closeTimeoutMs ?? 1_000,
+  };
+  const wss = new WebSocketServer(wsOptions);
   const app = options.app ?? bridge.app;
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const server = createAdaptorServer({

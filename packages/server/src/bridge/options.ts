@@ -39,6 +39,13 @@ export interface BridgeLimits {
   maxConnectionsPerPrincipal: number;
   /** Time from open to a valid `hello`, and from token expiry to a `refresh`. @default 10000 */
   unauthenticatedTimeMs: number;
+  /** Sockets of this process that have not said a valid `hello` yet. @default 1000 */
+  maxUnauthenticated: number;
+  /**
+   * Of those, from one remote address (the TCP peer: a proxy in front shares one). Over either
+   * limit the upgrade is refused with 503. @default 200
+   */
+  maxUnauthenticatedPerAddress: number;
   /** Socket send buffer above which a connection stops getting events until it drains. @default 1048576 */
   maxBufferedBytes: number;
 }
@@ -57,8 +64,10 @@ export interface BridgeOptions<P = unknown> {
   /** The Sync behind the topics: `/readyz` checks it, `/metrics` counts its hub followers. */
   sync?: Sync;
   /**
-   * Allowed `Origin`s of the upgrade: a list of origins (`"https://app.example"`), `"*"`, or a
-   * function. @default same origin as the request's Host, or no Origin header (non-browser clients)
+   * Allowed `Origin`s of the upgrade: a list of origins (`"https://app.example"`, compared as
+   * scheme, host and port), `"*"`, or a function. Requests without an Origin header (non-browser
+   * clients) pass unless a function is given. @default same origin, and only when the request's
+   * Host is a loopback name (`localhost`, `127.x.x.x`, `[::1]`): set `origins` in production.
    */
   origins?: string[] | "*" | ((origin: string, request: Request) => boolean);
   /** Cookie that carries the token when `hello` has none. @default "tidemark_token" */
@@ -70,7 +79,11 @@ export interface BridgeOptions<P = unknown> {
   heartbeatMs?: number;
   /** Drain: clients are told to reconnect after a random delay up to this. @default 2000 */
   drainSpreadMs?: number;
-  /** Key of a principal for the per-principal connection limit. @default p.id ?? p.sub ?? JSON */
+  /**
+   * Stable key of a principal for the per-principal connection limit (the same user with a new
+   * token must get the same key). @default a string principal itself, else its string or number
+   * `id`, else its string `sub`; a principal with none of these is refused (INTERNAL, 4500).
+   */
   principalKey?: (principal: P) => string;
   /** Token expiry of a principal, ms since the epoch. @default the principal's numeric `expiresAt` */
   expiresAt?: (principal: P) => number | undefined;
@@ -86,6 +99,8 @@ export const DEFAULT_LIMITS: BridgeLimits = {
   subscribeRatePerSecond: 20,
   maxConnectionsPerPrincipal: 20,
   unauthenticatedTimeMs: 10_000,
+  maxUnauthenticated: 1000,
+  maxUnauthenticatedPerAddress: 200,
   maxBufferedBytes: 1024 * 1024,
 };
 
@@ -100,13 +115,18 @@ export function resolveLimits(limits: Partial<BridgeLimits> = {}): BridgeLimits 
   return out;
 }
 
-/** @internal */
-export function defaultPrincipalKey(principal: unknown): string {
-  if (typeof principal === "string") return principal;
+/**
+ * @internal The stable id of a principal, or undefined when it has none. Never the JSON of the
+ * principal: that changes with every token (`expiresAt`), so each token would count as a new
+ * principal and the per-principal limit would never bite.
+ */
+export function defaultPrincipalKey(principal: unknown): string | undefined {
+  if (typeof principal === "string") return principal || undefined;
   const p = principal as { id?: unknown; sub?: unknown } | null;
-  if (p && (typeof p.id === "string" || typeof p.id === "number")) return String(p.id);
-  if (p && typeof p.sub === "string") return p.sub;
-  return JSON.stringify(principal) ?? String(principal);
+  if (p && typeof p.id === "string" && p.id !== "") return p.id;
+  if (p && typeof p.id === "number" && Number.isFinite(p.id)) return String(p.id);
+  if (p && typeof p.sub === "string" && p.sub !== "") return p.sub;
+  return undefined;
 }
 
 /** @internal */

@@ -1,0 +1,32 @@
+/** @internal Per-principal connection counts of one bridge process (the per-principal limit). */
+import type { BridgeOptions } from "./options.js";
+import { defaultPrincipalKey } from "./options.js";
+
+export class PrincipalCounts {
+  readonly #counts = new Map<string, number>();
+  readonly #max: number;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  /** Takes a slot for `key`; false (nothing taken) when the principal is at the limit. */
+  acquire(key: string): boolean {
+    const n = this.#counts.get(key) ?? 0;
+    if (n >= this.#max) return false;
+    this.#counts.set(key, n + 1);
+    return true;
+  }
+
+  release(key: string): void {
+    const n = (this.#counts.get(key) ?? 1) - 1;
+    if (n <= 0) this.#counts.delete(key);
+    else this.#counts.set(key, n);
+  }
+}
+
+/** The key of `principal`: the `principalKey` option, else its stable id; undefined when it has none. */
+export function principalKeyOf<P>(options: BridgeOptions<P>, principal: P): string | undefined {
+  if (options.principalKey) return options.principalKey(principal);
+  return defaultPrincipalKey(principal);
+}
