@@ -18,13 +18,13 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
-import { errors as natsErrors } from "@nats-io/nats-core";
 import type { Connector } from "./connection.js";
 import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
+import { confirmStreamGone, messageId, sendWithRetry, type SendContext } from "./publish.js";
 import { readLive } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
@@ -77,6 +77,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     this.namespace = host.namespace;
     this.#names = topicNames(host.namespace, options.id);
     this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation: "" });
+    this.#sendContext = this.#makeSendContext();
   }
 
   get streamName(): string {
@@ -205,48 +206,36 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
         { size: bytes.length, limit: this.options.maxPayloadBytes },
       );
     }
-    const subject = this.subjectFor(tenantId);
-    for (let attempt = 0; ; attempt++) {
-      let h = await this.ready();
-      try {
-        const ack = await h.js.publish(subject, bytes, {
-          msgID: idempotencyKey,
-          expect: { streamName: this.#names.stream },
-          timeout: this.#host.connector.requestTimeoutMs,
-        });
-        // A new event below one already seen: the stream was re-created by another process.
-        if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
-        this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
-        return {
-          eventId: eventIdFor(h.incarnation, ack.seq),
-          cursor: cursorWithPrefix(this.#prefix, ack.seq),
-          streamSequence: ack.seq,
-          duplicate: ack.duplicate,
-        };
-      } catch (err) {
-        // The stream was destroyed under us (by another process): provision again, once. Not
-        // while disconnected: the check would only wait out a second timeout.
-        if (attempt === 0 && this.#host.connector.connected && (await this.#streamGone(h))) {
-          this.#ready = undefined;
-          continue;
-        }
-        // No responder: nothing stored the message (a replicated stream electing its leader right
-        // after creation). Safe to send again, a few times, with a short back-off.
-        if (attempt < 3 && err instanceof natsErrors.NoRespondersError && this.#host.connector.connected) {
-          await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
-          continue;
-        }
-        throw this.mapError(err);
-      }
-    }
+    const { ack, handles } = await sendWithRetry(this.#sendContext, this.subjectFor(tenantId), bytes, messageId(tenantId, idempotencyKey));
+    let h = handles;
+    // A new event below one already seen: the stream was re-created by another process.
+    if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
+    this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
+    return {
+      eventId: eventIdFor(h.incarnation, ack.seq),
+      cursor: cursorWithPrefix(this.#prefix, ack.seq),
+      streamSequence: ack.seq,
+      // A generated id is unique to this call: a duplicate answer is a retry meeting this
+      // call's own earlier attempt, i.e. this call's event.
+      duplicate: idempotencyKey !== undefined && ack.duplicate,
+    };
   }
 
-  async #streamGone(h: TopicHandles): Promise<boolean> {
-    try {
-      return (await streamInfo(h.jsm, this.#names.stream)) === undefined;
-    } catch {
-      return false;
-    }
+  readonly #sendContext: SendContext;
+
+  #makeSendContext(): SendContext {
+    return {
+      topic: this.options.id,
+      stream: this.#names.stream,
+      requestTimeoutMs: this.#host.connector.requestTimeoutMs,
+      deadlineMs: Math.min(this.#host.connector.publishTimeoutMs, this.options.dedupeWindowMs),
+      ready: () => this.ready(),
+      reprovision: () => {
+        this.#ready = undefined;
+      },
+      streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
+      mapError: (err) => this.mapError(err),
+    };
   }
 
   async destroy(): Promise<void> {
