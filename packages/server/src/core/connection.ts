@@ -63,6 +63,9 @@ export class Connector {
     return this.#options.requestTimeoutMs ?? 5_000;
   }
 
+  /** JetStream consumers that reads (replay, follow, hubs) of this Sync hold open now. */
+  openConsumers = 0;
+
   get publishTimeoutMs(): number {
     return this.#options.publishTimeoutMs ?? 10_000;
   }

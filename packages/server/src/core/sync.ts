@@ -12,7 +12,7 @@ import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
 import { eventStreamPrefix, parseDescription } from "./streams.js";
-import type { Hub, Sync, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
+import type { Hub, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -98,6 +98,10 @@ class JetStreamSync implements Sync {
 
   get connected(): boolean {
     return this.#connector.connected;
+  }
+
+  stats(): SyncStats {
+    return { consumers: this.#connector.openConsumers };
   }
 
   topic<T = unknown>(options: TopicOptions): Topic<T> {

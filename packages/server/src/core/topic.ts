@@ -150,6 +150,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return mapNatsError(err, `topic ${JSON.stringify(this.id)}`);
   }
 
+  trackConsumer(delta: 1 | -1): void {
+    this.#host.connector.openConsumers += delta;
+  }
+
   // ---- cursors ----
 
   cursorAt(sequence: number): Cursor {
@@ -296,10 +300,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   async latestCursor(options: { tenantId?: string } = {}): Promise<Cursor | undefined> {
     const { tenantId } = options;
     if (tenantId !== undefined) assertTenantId(tenantId);
-    if (tenantId === undefined) {
-      const info = await this.#currentInfo();
-      return info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
-    }
+    // Both paths first make sure this process names the incarnation that exists (another
+    // process may have destroyed and re-created the topic).
+    const info = await this.#currentInfo();
+    if (tenantId === undefined) return info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
     const h = await this.ready();
     try {
       const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
