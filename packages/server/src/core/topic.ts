@@ -25,7 +25,7 @@ import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
 import { confirmStreamGone, messageId, sendWithRetry, type SendContext } from "./publish.js";
-import { readLive } from "./live.js";
+import { openLive, type LiveSource } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import { encodeTenant } from "@tidemark/shared";
@@ -65,6 +65,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   readonly #host: TopicHost;
   readonly #names: TopicNames;
   #ready: Promise<TopicHandles> | undefined;
+  /** The last provisioned handles, for what must start synchronously (live()). */
+  #handles: TopicHandles | undefined;
   #incarnation = "";
   /** Highest sequence this process published in the current incarnation. */
   #highestSeq = 0;
@@ -136,7 +138,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       maxFileStore: conn.embedded?.maxFileStore,
     });
     this.#setIncarnation(incarnation);
-    return { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    return this.#handles;
   }
 
   #setIncarnation(incarnation: string): void {
@@ -264,18 +267,22 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return readEvents<T>(this, { ...options, until: undefined, follow: true });
   }
 
+  /** Subscribes now (see live.ts); the first iteration reads what arrived since. */
   live(options: LiveOptions = {}): AsyncIterable<TidemarkEvent<T>> {
-    const open = (): AsyncIterator<TidemarkEvent<T>> => {
-      if (options.tenantId !== undefined) {
-        try {
-          assertTenantId(options.tenantId);
-        } catch (err) {
-          return failing<TidemarkEvent<T>>(err);
-        }
-      }
-      return readLive<T>(this, this.#liveSubject, (seq, data) => this.decode<T>(seq, data), options);
+    let subject: string | Error;
+    try {
+      if (options.tenantId !== undefined) assertTenantId(options.tenantId);
+      subject = this.#liveSubject(options.tenantId);
+    } catch (err) {
+      subject = err as Error;
+    }
+    const source: LiveSource<T> = {
+      subject,
+      handlesNow: () => this.#handles,
+      ready: () => this.ready(),
+      decode: (seq, data) => this.decode<T>(seq, data),
     };
-    return { [Symbol.asyncIterator]: open };
+    return openLive(source, options);
   }
 
   async head(): Promise<Cursor> {
@@ -326,10 +333,6 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   deadLetters(options: { consumer: string }): DeadLetters<T> {
     return this.#host.deadLetters<T>(this, options.consumer);
   }
-}
-
-function failing<E>(err: unknown): AsyncIterator<E> {
-  return { next: () => Promise.reject(err) };
 }
 
 /** @internal The runtime behind a topic made by a Sync (for workers, hubs and tests). */

@@ -67,6 +67,7 @@ describe("publish", () => {
       [{ n: 1n }, /^data\.n is a bigint/],
       [{ d: undefined, ok: [undefined] }, /^data\.ok\[0\] is undefined/], // not "data is undefined"
       [[1, undefined], /^data\[1\] is undefined/],
+      // eslint-disable-next-line no-sparse-arrays -- a hole is what is tested
       [[1, , 3], /^data\[1\] is a hole/],
       [{ m: new Map([["a", 1]]) }, /^data\.m is a Map/],
       [{ s: new Set([1]) }, /^data\.s is a Set/],
