@@ -59,4 +59,38 @@ describe("publish retries", () => {
       await sync.close();
     }
   });
+
+  it("publish - nothing can have been stored when no broker ever answered: maybeStored is false", async () => {
+    const gone = await startTestNats();
+    const url = gone.url;
+    await gone[Symbol.asyncDispose]();
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: url }, requestTimeoutMs: 500, publishTimeoutMs: 1_500 });
+    try {
+      const started = Date.now();
+      const err = await sync.topic({ id: "retry.nobody" }).publish({ data: 1 }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(BrokerUnavailableError);
+      expect(err).toMatchObject({ maybeStored: false });
+      expect(Date.now() - started).toBeLessThan(1_500 + 1_500);
+    } finally {
+      await sync.close();
+    }
+  });
+
+  it("publish - a stream deleted by another process: no responders, provisioned again, stored once", async () => {
+    await using nats = await startTestNats();
+    const namespace = uniqueNamespace();
+    const mine = createSync({ namespace, nats: { servers: nats.url } });
+    const theirs = createSync({ namespace, nats: { servers: nats.url } });
+    try {
+      const t = mine.topic<number>({ id: "retry.deleted" });
+      await t.publish({ data: 1 });
+      await theirs.topic({ id: "retry.deleted" }).destroy();
+      const r = await t.publish({ data: 2 });
+      expect(r.streamSequence).toBe(1);
+      expect((await collect(t.replay())).map((e) => e.data)).toEqual([2]);
+    } finally {
+      await theirs.close();
+      await mine.close();
+    }
+  });
 });
