@@ -5,11 +5,46 @@
  * retried with the SAME id, with back-off, until the call's deadline: the broker's dedupe
  * window turns any copy that did arrive into a duplicate of the first.
  */
-import { BrokerUnavailableError, encodeTenant } from "@tidemark/shared";
+import {
+  assertTenantId,
+  BrokerUnavailableError,
+  encodeEnvelope,
+  encodeTenant,
+  InvalidArgumentError,
+  PayloadTooLargeError,
+} from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
 import type { PubAck } from "@nats-io/jetstream";
 import { isNoResponders, isTransient, jsErrorCode, JsCode } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
+import type { PublishOptions } from "./types.js";
+
+const encoder = new TextEncoder();
+const HEADER_LINE = /[\r\n]/;
+
+/** Checks publish options and encodes the envelope; throws before anything is sent. */
+export function encodePublish<T>(
+  options: PublishOptions<T>,
+  maxPayloadBytes: number,
+): { bytes: Uint8Array; tenantId?: string; idempotencyKey?: string } {
+  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("publish options are required");
+  const { data, tenantId, idempotencyKey } = options;
+  if (tenantId !== undefined) assertTenantId(tenantId);
+  if (idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0 || idempotencyKey.length > 512 || HEADER_LINE.test(idempotencyKey)) {
+      throw new InvalidArgumentError("idempotencyKey must be a non-empty string of at most 512 characters without line breaks");
+    }
+  }
+  const body = encodeEnvelope(tenantId === undefined ? { v: 1, ts: Date.now(), d: data } : { v: 1, ts: Date.now(), t: tenantId, d: data });
+  const bytes = encoder.encode(body);
+  if (bytes.length > maxPayloadBytes) {
+    throw new PayloadTooLargeError(
+      `event envelope of ${bytes.length} bytes is over the topic's maxPayloadBytes (${maxPayloadBytes}); nothing was stored`,
+      { size: bytes.length, limit: maxPayloadBytes },
+    );
+  }
+  return { bytes, tenantId, idempotencyKey };
+}
 
 /**
  * The message id of a publish. Keys are scoped to the tenant (JetStream dedupes per stream, and
@@ -31,6 +66,8 @@ export interface SendContext {
   /** Bound on the whole call. */
   deadlineMs: number;
   ready(): Promise<TopicHandles>;
+  /** What ready() resolved to, when it already did (no timer and no await on the hot path). */
+  current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
   /** Is the event stream gone? (false when that cannot be told) */
@@ -66,7 +103,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
   for (let attempt = 0; left() > 0; attempt++) {
     let handles: TopicHandles | undefined;
     try {
-      handles = await within(ctx.ready(), left());
+      handles = ctx.current() ?? (await within(ctx.ready(), left()));
       const ack = await handles.js.publish(subject, bytes, {
         msgID,
         expect: { streamName: ctx.stream },

@@ -9,10 +9,8 @@ import {
   cursorWithPrefix,
   decodeCursor,
   decodeEnvelope,
-  encodeEnvelope,
   eventIdFor,
   InvalidArgumentError,
-  PayloadTooLargeError,
   TidemarkError,
   type Cursor,
   type TidemarkEvent,
@@ -24,7 +22,7 @@ import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
-import { confirmStreamGone, messageId, sendWithRetry, type SendContext } from "./publish.js";
+import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendContext } from "./publish.js";
 import { openLive, type LiveSource } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
@@ -44,9 +42,7 @@ import type {
   Worker,
 } from "./types.js";
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const HEADER_LINE = /[\r\n]/;
 
 /** What a topic needs from its Sync. */
 export interface TopicHost {
@@ -67,6 +63,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   #ready: Promise<TopicHandles> | undefined;
   /** The last provisioned handles, for what must start synchronously (live()). */
   #handles: TopicHandles | undefined;
+  /** Handles of the finished current provisioning (a fast path for publish). */
+  #current: TopicHandles | undefined;
   #incarnation = "";
   /** Highest sequence this process published in the current incarnation. */
   #highestSeq = 0;
@@ -102,12 +100,25 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   ready(): Promise<TopicHandles> {
     if (!this.#ready) {
-      this.#ready = this.#provision().catch((err) => {
-        this.#ready = undefined;
-        throw err;
-      });
+      const p: Promise<TopicHandles> = this.#provision().then(
+        (h) => {
+          if (this.#ready === p) this.#current = h;
+          return h;
+        },
+        (err: unknown) => {
+          if (this.#ready === p) this.#ready = undefined;
+          throw err;
+        },
+      );
+      this.#ready = p;
     }
     return this.#ready;
+  }
+
+  /** Drops the provisioning: the next use provisions (and checks the broker) again. */
+  #forget(): void {
+    this.#ready = undefined;
+    this.#current = undefined;
   }
 
   readonly streamInfo = coalesceAfter(async (): Promise<StreamInfo | undefined> => {
@@ -120,7 +131,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   });
 
   refresh(): Promise<TopicHandles> {
-    this.#ready = undefined;
+    this.#forget();
     return this.ready();
   }
 
@@ -197,22 +208,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   // ---- writes ----
 
   async publish(options: PublishOptions<T>): Promise<PublishReceipt> {
-    if (typeof options !== "object" || options === null) throw new InvalidArgumentError("publish options are required");
-    const { data, tenantId, idempotencyKey } = options;
-    if (tenantId !== undefined) assertTenantId(tenantId);
-    if (idempotencyKey !== undefined) {
-      if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0 || idempotencyKey.length > 512 || HEADER_LINE.test(idempotencyKey)) {
-        throw new InvalidArgumentError("idempotencyKey must be a non-empty string of at most 512 characters without line breaks");
-      }
-    }
-    const body = encodeEnvelope(tenantId === undefined ? { v: 1, ts: Date.now(), d: data } : { v: 1, ts: Date.now(), t: tenantId, d: data });
-    const bytes = encoder.encode(body);
-    if (bytes.length > this.options.maxPayloadBytes) {
-      throw new PayloadTooLargeError(
-        `event envelope of ${bytes.length} bytes is over the topic's maxPayloadBytes (${this.options.maxPayloadBytes}); nothing was stored`,
-        { size: bytes.length, limit: this.options.maxPayloadBytes },
-      );
-    }
+    const { bytes, tenantId, idempotencyKey } = encodePublish(options, this.options.maxPayloadBytes);
     const { ack, handles } = await sendWithRetry(this.#sendContext, this.subjectFor(tenantId), bytes, messageId(tenantId, idempotencyKey));
     let h = handles;
     // A new event below one already seen: the stream was re-created by another process.
@@ -237,9 +233,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       requestTimeoutMs: this.#host.connector.requestTimeoutMs,
       deadlineMs: Math.min(this.#host.connector.publishTimeoutMs, this.options.dedupeWindowMs),
       ready: () => this.ready(),
-      reprovision: () => {
-        this.#ready = undefined;
-      },
+      current: () => this.#current,
+      reprovision: () => this.#forget(),
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };
@@ -254,7 +249,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
         if (jsErrorCode(err) !== JsCode.StreamNotFound) throw this.mapError(err);
       }
     }
-    this.#ready = undefined;
+    this.#forget();
   }
 
   // ---- reads ----
