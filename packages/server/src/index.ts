@@ -13,6 +13,7 @@ export type {
   RetentionOptions,
   ResolvedTopicOptions,
   TopicInfo,
+  SyncStats,
   PublishOptions,
   PublishReceipt,
   ReplayOptions,

@@ -4,6 +4,7 @@
  */
 import type { Cursor } from "./cursor.js";
 import { InvalidArgumentError } from "./errors.js";
+import { assertJsonValue } from "./json-value.js";
 
 /** One event as readers see it. */
 export interface TidemarkEvent<T = unknown> {
@@ -28,16 +29,13 @@ export interface Envelope {
   d: unknown;
 }
 
-/** Serialises an envelope; throws {@link InvalidArgumentError} when `data` is not JSON. */
+/**
+ * Serialises an envelope; throws {@link InvalidArgumentError} naming the path when `data` would
+ * not read back as it was passed (see `assertJsonValue`).
+ */
 export function encodeEnvelope(envelope: Envelope): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(envelope, rejectNonJson);
-  } catch (cause) {
-    throw new InvalidArgumentError(`event data is not JSON-serializable: ${(cause as Error).message}`, { cause });
-  }
-  if (text === undefined) throw new InvalidArgumentError("event data is not JSON-serializable");
-  return text;
+  assertJsonValue(envelope.d);
+  return JSON.stringify(envelope);
 }
 
 /** Parses a stored body; throws {@link InvalidArgumentError} when it is not an envelope. */
@@ -58,16 +56,4 @@ export function decodeEnvelope(text: string): Envelope {
 /** Event id for a sequence of a topic incarnation; the same for an event and its duplicates. */
 export function eventIdFor(incarnation: string, sequence: number): string {
   return `${incarnation}-${sequence}`;
-}
-
-// JSON.stringify silently drops or mangles these; a publish must refuse them instead of
-// storing something other than what the caller passed.
-function rejectNonJson(this: unknown, key: string, value: unknown): unknown {
-  const t = typeof value;
-  if (t === "bigint" || t === "function" || t === "symbol") {
-    throw new TypeError(`${t} at ${JSON.stringify(key)}`);
-  }
-  if (t === "undefined" && key === "d") throw new TypeError("data is undefined");
-  if (t === "number" && !Number.isFinite(value as number)) throw new TypeError(`non-finite number at ${JSON.stringify(key)}`);
-  return value;
 }

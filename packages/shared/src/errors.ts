@@ -103,9 +103,15 @@ export class InvalidArgumentError extends TidemarkError {
 
 /** The broker could not be reached in time (disconnected, stopped, or JetStream unavailable). */
 export class BrokerUnavailableError extends TidemarkError {
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * True when a failed `publish()` may still have stored its event (a request went out and no
+   * answer came back); false when nothing can have been stored.
+   */
+  readonly maybeStored: boolean;
+  constructor(message: string, options?: ErrorOptions & { maybeStored?: boolean }) {
     super(ErrorCode.BrokerUnavailable, message, options);
     this.name = "BrokerUnavailableError";
+    this.maybeStored = options?.maybeStored ?? false;
   }
 }
 
@@ -181,7 +187,7 @@ export function toErrorPayload(err: unknown): ErrorPayload {
   if (isTidemarkError(err)) {
     const e = err as TidemarkError & Record<string, unknown>;
     const details: Record<string, unknown> = {};
-    for (const key of ["fields", "requestedSequence", "firstAvailableSequence", "size", "limit", "timeoutMs", "handlers"]) {
+    for (const key of ["fields", "requestedSequence", "firstAvailableSequence", "size", "limit", "timeoutMs", "handlers", "maybeStored"]) {
       if (e[key] !== undefined) details[key] = e[key];
     }
     return { code: e.code, name: e.name, message: e.message, details };
@@ -213,7 +219,7 @@ export function fromErrorPayload(payload: ErrorPayload): TidemarkError {
     case ErrorCode.InvalidArgument:
       return new InvalidArgumentError(payload.message);
     case ErrorCode.BrokerUnavailable:
-      return new BrokerUnavailableError(payload.message);
+      return new BrokerUnavailableError(payload.message, { maybeStored: d.maybeStored === true });
     case ErrorCode.WorkerStopTimeout:
       return new WorkerStopTimeoutError(payload.message, {
         timeoutMs: Number(d.timeoutMs ?? 0),

@@ -259,7 +259,13 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
 
   const hubFollowers = () => (options.sync ? hubRegistryOf(options.sync).followerCount : 0) + fallbackHubs.followerCount;
   const render = () =>
-    core.metrics.render({ hubFollowers: hubFollowers(), hubs: core.hubIds.size, draining: core.draining, unauthenticated: core.unauthenticated.size });
+    core.metrics.render({
+      hubFollowers: hubFollowers(),
+      hubs: core.hubIds.size,
+      draining: core.draining,
+      jetstreamConsumers: options.sync?.stats().consumers ?? 0,
+      unauthenticated: core.unauthenticated.size,
+    });
   app.get("/metrics", (c) => c.body(render(), 200, { "content-type": "text/plain; version=0.0.4" }));
 
   let closed = false;

@@ -28,7 +28,7 @@ export class BridgeMetrics {
     this.#lagCount++;
   }
 
-  render(extra: { hubFollowers: number; hubs: number; draining: boolean; unauthenticated: number }): string {
+  render(extra: { hubFollowers: number; hubs: number; draining: boolean; unauthenticated: number; jetstreamConsumers: number }): string {
     const out: string[] = [];
     const metric = (name: string, type: string, help: string, rows: [string, number][]) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -42,6 +42,7 @@ export class BridgeMetrics {
     metric("tidemark_bridge_subscriptions", "gauge", "Open subscriptions by mode.", labelled("mode", this.subscriptions));
     metric("tidemark_bridge_hubs", "gauge", "Distinct (topic, tenant, mode) in use by this bridge.", [["", extra.hubs]]);
     metric("tidemark_hub_followers", "gauge", "Hub followers (one JetStream consumer each) of the process.", [["", extra.hubFollowers]]);
+    metric("tidemark_jetstream_consumers", "gauge", "JetStream consumers the Sync's reads hold open (sync.stats().consumers).", [["", extra.jetstreamConsumers]]);
     metric("tidemark_bridge_events_delivered_total", "counter", "Event frames sent.", [["", this.eventsDelivered]]);
     metric("tidemark_bridge_live_events_dropped_total", "counter", "Live-mode events dropped for backpressure.", [["", this.liveEventsDropped]]);
     metric("tidemark_bridge_backpressure_pauses_total", "counter", "Times a connection was paused for a full send buffer.", [["", this.backpressurePauses]]);

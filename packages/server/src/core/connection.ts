@@ -22,8 +22,10 @@ export interface ConnectorOptions {
   transport: NatsTransport<EmbeddedNatsOptions>;
   nats?: ExternalNatsOptions;
   embedded?: EmbeddedNatsOptions;
-  /** Bound on every broker request, publishes included, while disconnected. @default 5000 */
+  /** Bound on every broker request (one publish attempt included). @default 5000 */
   requestTimeoutMs?: number;
+  /** Bound on a whole `publish()`, retries included (capped at the topic's dedupe window). @default 10000 */
+  publishTimeoutMs?: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -59,6 +61,13 @@ export class Connector {
 
   get requestTimeoutMs(): number {
     return this.#options.requestTimeoutMs ?? 5_000;
+  }
+
+  /** JetStream consumers that reads (replay, follow, hubs) of this Sync hold open now. */
+  openConsumers = 0;
+
+  get publishTimeoutMs(): number {
+    return this.#options.publishTimeoutMs ?? 10_000;
   }
 
   /** True while the connection is up (false before first use). */

@@ -12,6 +12,8 @@ export const JsCode = {
   InsufficientResources: 10023,
   StorageResourcesExceeded: 10047,
   MaxBytesRequired: 10113,
+  /** JetStream system temporarily unavailable (a cluster without a meta leader). */
+  ClusterNotAvailable: 10008,
 } as const;
 
 /** The JetStream API error code of `err`, when it is one. */
@@ -20,15 +22,45 @@ export function jsErrorCode(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * nats.js 3.4 reports "no responders" on a JetStream request as `JetStreamNotEnabled` (a
+ * stream electing its leader, a server still recovering its store). The class is not exported
+ * from the package's public entry, so it is recognised by name.
+ */
+function isJetStreamNotEnabled(err: unknown): boolean {
+  return err instanceof Error && err.name === "JetStreamNotEnabled";
+}
+
+/** No server took the request: nothing can have been stored by it. */
+export function isNoResponders(err: unknown): boolean {
+  if (err instanceof natsErrors.NoRespondersError) return true;
+  if (err instanceof natsErrors.RequestError && err.isNoResponders()) return true;
+  return isJetStreamNotEnabled(err);
+}
+
+/**
+ * A failure worth retrying with the same message id: the broker did not answer in time, nobody
+ * answered (an election), or the connection dropped under the request. Not a closed connection.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof natsErrors.ClosedConnectionError || err instanceof natsErrors.DrainingConnectionError) return false;
+  if (err instanceof natsErrors.RequestError && /closed/i.test(err.message)) return false;
+  return (
+    err instanceof natsErrors.TimeoutError ||
+    err instanceof natsErrors.RequestError ||
+    err instanceof natsErrors.ConnectionError ||
+    isNoResponders(err) ||
+    jsErrorCode(err) === JsCode.ClusterNotAvailable
+  );
+}
+
 /** Maps a NATS error to a Tidemark error; Tidemark errors pass through unchanged. */
 export function mapNatsError(err: unknown, context = "broker request"): Error {
   if (err instanceof TidemarkError) return err;
   if (
-    err instanceof natsErrors.TimeoutError ||
-    err instanceof natsErrors.NoRespondersError ||
+    isTransient(err) ||
     err instanceof natsErrors.ClosedConnectionError ||
-    err instanceof natsErrors.ConnectionError ||
-    err instanceof natsErrors.RequestError ||
+    err instanceof natsErrors.DrainingConnectionError ||
     (err instanceof Error && /timeout|TIMEOUT|no responders|CONNECTION_REFUSED|ECONNREFUSED|closed/i.test(err.message))
   ) {
     return new BrokerUnavailableError(`${context} failed: the broker did not answer (${(err as Error).message})`, {

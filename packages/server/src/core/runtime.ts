@@ -48,6 +48,8 @@ export interface TopicRuntime {
   cursorAt(sequence: number): Cursor;
   /** Sequence of a cursor of this topic; throws InvalidCursorError / CursorMismatchError. */
   cursorSequence(cursor: string): number;
+  /** Counts a JetStream consumer a read opened (+1) or released (-1), for `sync.stats()`. */
+  trackConsumer(delta: 1 | -1): void;
   /** Maps any NATS error to a Tidemark error (BrokerUnavailableError, ...). */
   mapError(err: unknown): Error;
 }

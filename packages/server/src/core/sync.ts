@@ -12,7 +12,7 @@ import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
 import { eventStreamPrefix, parseDescription } from "./streams.js";
-import type { Hub, Sync, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
+import type { Hub, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -24,8 +24,13 @@ export interface SyncOptions {
   nats?: ExternalNatsOptions;
   /** Options of the embedded nats-server, used when `nats` is absent. */
   embedded?: EmbeddedNatsOptions;
-  /** Bound on broker requests (publish included) while the broker is away. @default 5000 */
+  /** Bound on one broker request (one publish attempt included) while the broker is away. @default 5000 */
   requestTimeoutMs?: number;
+  /**
+   * Bound on a whole `publish()`: transient failures are retried with the same message id until
+   * then, so one call stores at most one event. Capped at the topic's `dedupeWindowMs`. @default 10000
+   */
+  publishTimeoutMs?: number;
 }
 
 /** Hooks that other modules (hub, workers) register; kept apart so the core does not import them. */
@@ -76,6 +81,7 @@ class JetStreamSync implements Sync {
       nats: options.nats,
       embedded: options.embedded,
       requestTimeoutMs: options.requestTimeoutMs,
+      publishTimeoutMs: options.publishTimeoutMs,
     });
     const missing = (what: string) => () => {
       throw new TidemarkError("INTERNAL", `${what} is not available: import "@tidemark/server" (not a deep path)`);
@@ -92,6 +98,10 @@ class JetStreamSync implements Sync {
 
   get connected(): boolean {
     return this.#connector.connected;
+  }
+
+  stats(): SyncStats {
+    return { consumers: this.#connector.openConsumers };
   }
 
   topic<T = unknown>(options: TopicOptions): Topic<T> {

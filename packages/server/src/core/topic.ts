@@ -9,23 +9,21 @@ import {
   cursorWithPrefix,
   decodeCursor,
   decodeEnvelope,
-  encodeEnvelope,
   eventIdFor,
   InvalidArgumentError,
-  PayloadTooLargeError,
   TidemarkError,
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
-import { errors as natsErrors } from "@nats-io/nats-core";
 import type { Connector } from "./connection.js";
 import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
-import { readLive } from "./live.js";
+import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendContext } from "./publish.js";
+import { openLive, type LiveSource } from "./live.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import { encodeTenant } from "@tidemark/shared";
@@ -44,9 +42,7 @@ import type {
   Worker,
 } from "./types.js";
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const HEADER_LINE = /[\r\n]/;
 
 /** What a topic needs from its Sync. */
 export interface TopicHost {
@@ -65,6 +61,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   readonly #host: TopicHost;
   readonly #names: TopicNames;
   #ready: Promise<TopicHandles> | undefined;
+  /** The last provisioned handles, for what must start synchronously (live()). */
+  #handles: TopicHandles | undefined;
+  /** Handles of the finished current provisioning (a fast path for publish). */
+  #current: TopicHandles | undefined;
   #incarnation = "";
   /** Highest sequence this process published in the current incarnation. */
   #highestSeq = 0;
@@ -77,6 +77,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     this.namespace = host.namespace;
     this.#names = topicNames(host.namespace, options.id);
     this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation: "" });
+    this.#sendContext = this.#makeSendContext();
   }
 
   get streamName(): string {
@@ -99,12 +100,25 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   ready(): Promise<TopicHandles> {
     if (!this.#ready) {
-      this.#ready = this.#provision().catch((err) => {
-        this.#ready = undefined;
-        throw err;
-      });
+      const p: Promise<TopicHandles> = this.#provision().then(
+        (h) => {
+          if (this.#ready === p) this.#current = h;
+          return h;
+        },
+        (err: unknown) => {
+          if (this.#ready === p) this.#ready = undefined;
+          throw err;
+        },
+      );
+      this.#ready = p;
     }
     return this.#ready;
+  }
+
+  /** Drops the provisioning: the next use provisions (and checks the broker) again. */
+  #forget(): void {
+    this.#ready = undefined;
+    this.#current = undefined;
   }
 
   readonly streamInfo = coalesceAfter(async (): Promise<StreamInfo | undefined> => {
@@ -117,7 +131,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   });
 
   refresh(): Promise<TopicHandles> {
-    this.#ready = undefined;
+    this.#forget();
     return this.ready();
   }
 
@@ -135,7 +149,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       maxFileStore: conn.embedded?.maxFileStore,
     });
     this.#setIncarnation(incarnation);
-    return { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    return this.#handles;
   }
 
   #setIncarnation(incarnation: string): void {
@@ -147,6 +162,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   mapError(err: unknown): Error {
     return mapNatsError(err, `topic ${JSON.stringify(this.id)}`);
+  }
+
+  trackConsumer(delta: 1 | -1): void {
+    this.#host.connector.openConsumers += delta;
   }
 
   // ---- cursors ----
@@ -189,64 +208,36 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   // ---- writes ----
 
   async publish(options: PublishOptions<T>): Promise<PublishReceipt> {
-    if (typeof options !== "object" || options === null) throw new InvalidArgumentError("publish options are required");
-    const { data, tenantId, idempotencyKey } = options;
-    if (tenantId !== undefined) assertTenantId(tenantId);
-    if (idempotencyKey !== undefined) {
-      if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0 || idempotencyKey.length > 512 || HEADER_LINE.test(idempotencyKey)) {
-        throw new InvalidArgumentError("idempotencyKey must be a non-empty string of at most 512 characters without line breaks");
-      }
-    }
-    const body = encodeEnvelope(tenantId === undefined ? { v: 1, ts: Date.now(), d: data } : { v: 1, ts: Date.now(), t: tenantId, d: data });
-    const bytes = encoder.encode(body);
-    if (bytes.length > this.options.maxPayloadBytes) {
-      throw new PayloadTooLargeError(
-        `event envelope of ${bytes.length} bytes is over the topic's maxPayloadBytes (${this.options.maxPayloadBytes}); nothing was stored`,
-        { size: bytes.length, limit: this.options.maxPayloadBytes },
-      );
-    }
-    const subject = this.subjectFor(tenantId);
-    for (let attempt = 0; ; attempt++) {
-      let h = await this.ready();
-      try {
-        const ack = await h.js.publish(subject, bytes, {
-          msgID: idempotencyKey,
-          expect: { streamName: this.#names.stream },
-          timeout: this.#host.connector.requestTimeoutMs,
-        });
-        // A new event below one already seen: the stream was re-created by another process.
-        if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
-        this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
-        return {
-          eventId: eventIdFor(h.incarnation, ack.seq),
-          cursor: cursorWithPrefix(this.#prefix, ack.seq),
-          streamSequence: ack.seq,
-          duplicate: ack.duplicate,
-        };
-      } catch (err) {
-        // The stream was destroyed under us (by another process): provision again, once. Not
-        // while disconnected: the check would only wait out a second timeout.
-        if (attempt === 0 && this.#host.connector.connected && (await this.#streamGone(h))) {
-          this.#ready = undefined;
-          continue;
-        }
-        // No responder: nothing stored the message (a replicated stream electing its leader right
-        // after creation). Safe to send again, a few times, with a short back-off.
-        if (attempt < 3 && err instanceof natsErrors.NoRespondersError && this.#host.connector.connected) {
-          await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
-          continue;
-        }
-        throw this.mapError(err);
-      }
-    }
+    const { bytes, tenantId, idempotencyKey } = encodePublish(options, this.options.maxPayloadBytes);
+    const { ack, handles } = await sendWithRetry(this.#sendContext, this.subjectFor(tenantId), bytes, messageId(tenantId, idempotencyKey));
+    let h = handles;
+    // A new event below one already seen: the stream was re-created by another process.
+    if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
+    this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
+    return {
+      eventId: eventIdFor(h.incarnation, ack.seq),
+      cursor: cursorWithPrefix(this.#prefix, ack.seq),
+      streamSequence: ack.seq,
+      // A generated id is unique to this call: a duplicate answer is a retry meeting this
+      // call's own earlier attempt, i.e. this call's event.
+      duplicate: idempotencyKey !== undefined && ack.duplicate,
+    };
   }
 
-  async #streamGone(h: TopicHandles): Promise<boolean> {
-    try {
-      return (await streamInfo(h.jsm, this.#names.stream)) === undefined;
-    } catch {
-      return false;
-    }
+  readonly #sendContext: SendContext;
+
+  #makeSendContext(): SendContext {
+    return {
+      topic: this.options.id,
+      stream: this.#names.stream,
+      requestTimeoutMs: this.#host.connector.requestTimeoutMs,
+      deadlineMs: Math.min(this.#host.connector.publishTimeoutMs, this.options.dedupeWindowMs),
+      ready: () => this.ready(),
+      current: () => this.#current,
+      reprovision: () => this.#forget(),
+      streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
+      mapError: (err) => this.mapError(err),
+    };
   }
 
   async destroy(): Promise<void> {
@@ -258,7 +249,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
         if (jsErrorCode(err) !== JsCode.StreamNotFound) throw this.mapError(err);
       }
     }
-    this.#ready = undefined;
+    this.#forget();
   }
 
   // ---- reads ----
@@ -271,18 +262,22 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return readEvents<T>(this, { ...options, until: undefined, follow: true });
   }
 
+  /** Subscribes now (see live.ts); the first iteration reads what arrived since. */
   live(options: LiveOptions = {}): AsyncIterable<TidemarkEvent<T>> {
-    const open = (): AsyncIterator<TidemarkEvent<T>> => {
-      if (options.tenantId !== undefined) {
-        try {
-          assertTenantId(options.tenantId);
-        } catch (err) {
-          return failing<TidemarkEvent<T>>(err);
-        }
-      }
-      return readLive<T>(this, this.#liveSubject, (seq, data) => this.decode<T>(seq, data), options);
+    let subject: string | Error;
+    try {
+      if (options.tenantId !== undefined) assertTenantId(options.tenantId);
+      subject = this.#liveSubject(options.tenantId);
+    } catch (err) {
+      subject = err as Error;
+    }
+    const source: LiveSource<T> = {
+      subject,
+      handlesNow: () => this.#handles,
+      ready: () => this.ready(),
+      decode: (seq, data) => this.decode<T>(seq, data),
     };
-    return { [Symbol.asyncIterator]: open };
+    return openLive(source, options);
   }
 
   async head(): Promise<Cursor> {
@@ -307,10 +302,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   async latestCursor(options: { tenantId?: string } = {}): Promise<Cursor | undefined> {
     const { tenantId } = options;
     if (tenantId !== undefined) assertTenantId(tenantId);
-    if (tenantId === undefined) {
-      const info = await this.#currentInfo();
-      return info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
-    }
+    // Both paths first make sure this process names the incarnation that exists (another
+    // process may have destroyed and re-created the topic).
+    const info = await this.#currentInfo();
+    if (tenantId === undefined) return info.state.messages > 0 ? this.cursorAt(info.state.last_seq) : undefined;
     const h = await this.ready();
     try {
       const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
@@ -333,10 +328,6 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   deadLetters(options: { consumer: string }): DeadLetters<T> {
     return this.#host.deadLetters<T>(this, options.consumer);
   }
-}
-
-function failing<E>(err: unknown): AsyncIterator<E> {
-  return { next: () => Promise.reject(err) };
 }
 
 /** @internal The runtime behind a topic made by a Sync (for workers, hubs and tests). */

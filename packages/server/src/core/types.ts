@@ -184,6 +184,16 @@ export interface TopicInfo {
   replicas: number;
 }
 
+/** What `sync.stats()` reports. */
+export interface SyncStats {
+  /**
+   * JetStream consumers this Sync's reads hold open now: one ordered consumer per running
+   * `replay()`, `follow()` and hub follower (durable `process()` consumers are not counted).
+   * Exported by the bridge as `tidemark_jetstream_consumers`.
+   */
+  consumers: number;
+}
+
 /** One process's handle on the broker. */
 export interface Sync {
   readonly namespace: string;
@@ -193,6 +203,8 @@ export interface Sync {
   ready(): Promise<void>;
   /** True while the NATS connection is up. */
   readonly connected: boolean;
+  /** Counters of what this Sync holds on the broker; synchronous, no broker request. */
+  stats(): SyncStats;
   /**
    * Stops this Sync's workers (each with `timeoutMs`, default 10 s), then closes the
    * connection. When a handler outlasts the deadline the connection is closed anyway and

@@ -28,6 +28,7 @@ export type {
   RetentionOptions,
   ResolvedTopicOptions,
   TopicInfo,
+  SyncStats,
   PublishOptions,
   PublishReceipt,
   ReplayOptions,

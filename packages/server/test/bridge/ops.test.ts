@@ -118,5 +118,6 @@ describe("bridge operations", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await consumersOf(fx.nats, sync.namespace)).toBe(3);
     expect(run.bridge.metrics()).toMatch(/^tidemark_hub_followers 3$/m);
+    expect(run.bridge.metrics()).toMatch(/^tidemark_jetstream_consumers 3$/m);
   });
 });

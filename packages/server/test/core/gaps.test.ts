@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { RetentionGapError } from "../../src/index.js";
+import { createSync, CursorMismatchError, RetentionGapError } from "../../src/index.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
@@ -83,16 +83,19 @@ describe("gaps", () => {
     }
   });
 
-  it("gap - a cursor from a destroyed and re-created topic is a gap, not a resume", async () => {
+  it("gap - a cursor from a destroyed and re-created topic is a CursorMismatchError, not a resume", async () => {
     const s = fx.sync();
     const t = s.topic<number>({ id: "gap.recreated" });
-    for (let i = 1; i <= 3; i++) await t.publish({ data: i });
+    for (let i = 1; i <= 3; i++) await t.publish({ data: i, tenantId: "a" });
     const old = await t.head();
     await t.destroy();
-    for (let i = 1; i <= 5; i++) await t.publish({ data: i * 10 });
-    const err = await failure(t.replay({ after: old }));
-    expect(err).toBeInstanceOf(RetentionGapError);
-    expect(await failure(t.follow({ after: old }))).toBeInstanceOf(RetentionGapError);
+    for (let i = 1; i <= 5; i++) await t.publish({ data: i * 10, tenantId: "a" });
+    for (const read of [t.replay({ after: old }), t.follow({ after: old }), t.replay({ after: old, tenantId: "a" })]) {
+      const err = await failure(read);
+      expect(err).toBeInstanceOf(CursorMismatchError);
+      expect(err.code).toBe("CURSOR_MISMATCH");
+      expect(err.message).toMatch(/destroyed and re-created/);
+    }
     // The same sequence number in the new incarnation resumes normally.
     expect((await collect(t.replay({ after: t.cursorAt(3) }))).map((e) => e.data)).toEqual([40, 50]);
     // And a cursor made before first use (no incarnation) resumes anywhere.
@@ -123,8 +126,8 @@ describe("incarnations across processes", () => {
     // Another application destroys and re-creates the topic.
     await theirs.destroy();
     await theirs.publish({ data: 10 });
-    // This process's cursors now name the new incarnation, so an old cursor is a gap here too.
-    expect(await failure(mine.replay({ after: old }))).toBeInstanceOf(RetentionGapError);
+    // This process's cursors now name the new incarnation, so an old cursor is refused here too.
+    expect(await failure(mine.replay({ after: old }))).toBeInstanceOf(CursorMismatchError);
     const head = await mine.head();
     expect(head).not.toBe(old);
     expect((await collect(mine.replay({ after: mine.cursorAt(0) }))).map((e) => e.cursor)).toEqual([head]);
@@ -132,6 +135,26 @@ describe("incarnations across processes", () => {
     const fresh = fx.sync({ namespace: here.namespace }).topic<number>({ id: "shared.feed" });
     const r = await fresh.publish({ data: 11 });
     expect((await collect(mine.replay({ after: head }))).map((e) => e.cursor)).toEqual([r.cursor]);
+  });
+
+  it("latestCursor - a tenant's latest cursor names the incarnation re-created by another Sync", async () => {
+    const here = fx.sync();
+    const mine = here.topic<number>({ id: "shared.latest" });
+    for (let i = 1; i <= 3; i++) await mine.publish({ data: i, tenantId: "t1" });
+    const old = await mine.latestCursor({ tenantId: "t1" });
+    // Another application (its own Sync) destroys and re-creates the topic.
+    const there = createSync({ namespace: here.namespace, nats: { servers: fx.nats.url } });
+    try {
+      const theirs = there.topic<number>({ id: "shared.latest" });
+      await theirs.destroy();
+      const r = await theirs.publish({ data: 10, tenantId: "t1" });
+      const latest = await mine.latestCursor({ tenantId: "t1" });
+      expect(latest).not.toBe(old);
+      expect(latest).toBe(r.cursor);
+      expect((await collect(mine.replay({ after: latest!, tenantId: "t1" })))).toEqual([]);
+    } finally {
+      await there.close();
+    }
   });
 
   it("gap - a publish that lands in a stream re-created elsewhere returns a receipt of the new stream", async () => {

@@ -54,4 +54,46 @@ describe("live", () => {
     expect([...seen].sort()).toEqual(["x", "y", undefined].sort());
     expect(await failure(t.live({ tenantId: "" }))).toBeInstanceOf(InvalidArgumentError);
   });
+
+  it("live - subscribes when called: an event published before the first read arrives", async () => {
+    const t = fx.sync().topic<number>({ id: "live.early" });
+    await t.head(); // provisioned, so live() can subscribe at once
+    const ac = new AbortController();
+    const iterable = t.live({ tenantId: "a", signal: ac.signal });
+    // No wait: the subscription went out on the connection before these publishes.
+    await t.publish({ data: 1, tenantId: "a" });
+    await t.publish({ data: 2, tenantId: "b" });
+    await t.publish({ data: 3, tenantId: "a" });
+    await new Promise((r) => setTimeout(r, 200));
+    const it = iterable[Symbol.asyncIterator]();
+    const first = await it.next();
+    const second = await it.next();
+    expect([first.value?.data, second.value?.data]).toEqual([1, 3]);
+    ac.abort();
+    expect((await it.next()).done).toBe(true);
+
+    // The same before the topic's first use in the process: it subscribes once provisioned,
+    // ahead of a publish that was waiting for the same provisioning.
+    const fresh = fx.sync().topic<number>({ id: "live.fresh" });
+    const ac2 = new AbortController();
+    const early = fresh.live({ signal: ac2.signal });
+    await fresh.publish({ data: 7 });
+    const got = await early[Symbol.asyncIterator]().next();
+    ac2.abort();
+    expect(got.value?.data).toBe(7);
+  });
+
+  it("live - a reader that never reads keeps only the newest maxPending events (the oldest are dropped)", async () => {
+    const t = fx.sync().topic<number>({ id: "live.bounded" });
+    await t.head();
+    const ac = new AbortController();
+    const it = t.live({ signal: ac.signal })[Symbol.asyncIterator]();
+    const n = 1024 + 50;
+    await Promise.all(Array.from({ length: n }, (_, i) => t.publish({ data: i + 1 })));
+    await new Promise((r) => setTimeout(r, 300));
+    const first = await it.next();
+    ac.abort();
+    // The buffer holds 1,024 events: the 50 oldest were dropped.
+    expect(first.value!.streamSequence).toBe(51);
+  });
 });

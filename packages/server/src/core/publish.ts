@@ -1,0 +1,148 @@
+/**
+ * @internal Sending one event so that one `publish()` call stores at most one event. Every
+ * publish carries a JetStream message id — the tenant-scoped idempotency key, or a generated
+ * one — and a transient failure (timeout, no responders during an election, a reconnect) is
+ * retried with the SAME id, with back-off, until the call's deadline: the broker's dedupe
+ * window turns any copy that did arrive into a duplicate of the first.
+ */
+import {
+  assertTenantId,
+  BrokerUnavailableError,
+  encodeEnvelope,
+  encodeTenant,
+  InvalidArgumentError,
+  PayloadTooLargeError,
+} from "@tidemark/shared";
+import { nuid } from "@nats-io/nats-core";
+import type { PubAck } from "@nats-io/jetstream";
+import { isNoResponders, isTransient, jsErrorCode, JsCode } from "./errors.js";
+import type { TopicHandles } from "./runtime.js";
+import type { PublishOptions } from "./types.js";
+
+const encoder = new TextEncoder();
+const HEADER_LINE = /[\r\n]/;
+
+/** Checks publish options and encodes the envelope; throws before anything is sent. */
+export function encodePublish<T>(
+  options: PublishOptions<T>,
+  maxPayloadBytes: number,
+): { bytes: Uint8Array; tenantId?: string; idempotencyKey?: string } {
+  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("publish options are required");
+  const { data, tenantId, idempotencyKey } = options;
+  if (tenantId !== undefined) assertTenantId(tenantId);
+  if (idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0 || idempotencyKey.length > 512 || HEADER_LINE.test(idempotencyKey)) {
+      throw new InvalidArgumentError("idempotencyKey must be a non-empty string of at most 512 characters without line breaks");
+    }
+  }
+  const body = encodeEnvelope(tenantId === undefined ? { v: 1, ts: Date.now(), d: data } : { v: 1, ts: Date.now(), t: tenantId, d: data });
+  const bytes = encoder.encode(body);
+  if (bytes.length > maxPayloadBytes) {
+    throw new PayloadTooLargeError(
+      `event envelope of ${bytes.length} bytes is over the topic's maxPayloadBytes (${maxPayloadBytes}); nothing was stored`,
+      { size: bytes.length, limit: maxPayloadBytes },
+    );
+  }
+  return { bytes, tenantId, idempotencyKey };
+}
+
+/**
+ * The message id of a publish. Keys are scoped to the tenant (JetStream dedupes per stream, and
+ * a stream holds every tenant of a topic): `<tenant token>:<key>`. Tenant tokens never hold a
+ * `:` (`[A-Za-z0-9-]`, `~` + base64url, or `_` for no tenant), so the first `:` separates them.
+ * Generated ids start with `!`, which no tenant token does. At most 345 + 1 + 1,536 bytes: well
+ * inside the 4 KiB of header room each stream allows.
+ */
+export function messageId(tenantId: string | undefined, idempotencyKey: string | undefined): string {
+  return idempotencyKey === undefined ? `!${nuid.next()}` : `${encodeTenant(tenantId)}:${idempotencyKey}`;
+}
+
+export interface SendContext {
+  /** Topic id, for messages. */
+  topic: string;
+  stream: string;
+  /** Bound on one attempt. */
+  requestTimeoutMs: number;
+  /** Bound on the whole call. */
+  deadlineMs: number;
+  ready(): Promise<TopicHandles>;
+  /** What ready() resolved to, when it already did (no timer and no await on the hot path). */
+  current(): TopicHandles | undefined;
+  /** The stream was deleted under us: the next ready() provisions it again. */
+  reprovision(): void;
+  /** Is the event stream gone? (false when that cannot be told) */
+  streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
+  mapError(err: unknown): Error;
+}
+
+export interface Sent {
+  ack: PubAck;
+  handles: TopicHandles;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+class DeadlineReached extends Error {}
+
+/** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineReached()), Math.max(0, ms));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. */
+export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
+  const deadline = Date.now() + ctx.deadlineMs;
+  const left = () => deadline - Date.now();
+  let maybeStored = false;
+  let reprovisioned = false;
+  let lastError: unknown;
+  for (let attempt = 0; left() > 0; attempt++) {
+    let handles: TopicHandles | undefined;
+    try {
+      handles = ctx.current() ?? (await within(ctx.ready(), left()));
+      const ack = await handles.js.publish(subject, bytes, {
+        msgID,
+        expect: { streamName: ctx.stream },
+        timeout: Math.max(1, Math.min(ctx.requestTimeoutMs, left())),
+      });
+      return { ack, handles };
+    } catch (err) {
+      lastError = err;
+      if (err instanceof DeadlineReached) break;
+      const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
+      if (!brokerAway && !isTransient(err)) throw withMaybeStored(ctx.mapError(err), maybeStored);
+      if (handles && !isNoResponders(err)) maybeStored = true;
+      // No stream answered: maybe another process deleted it. Provision again, once.
+      if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, left()))) {
+        reprovisioned = true;
+        ctx.reprovision();
+        continue;
+      }
+    }
+    await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, left())));
+  }
+  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError.message})` : "";
+  throw new BrokerUnavailableError(
+    `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
+      (maybeStored ? "the event may have been stored" : "nothing was stored"),
+    { cause: lastError, maybeStored },
+  );
+}
+
+function withMaybeStored(err: Error, maybeStored: boolean): Error {
+  if (!(err instanceof BrokerUnavailableError) || err.maybeStored === maybeStored) return err;
+  return new BrokerUnavailableError(err.message, { cause: err.cause, maybeStored });
+}
+
+/** True when the stream is confirmed missing; false when it exists or cannot be told in time. */
+export async function confirmStreamGone(lookup: () => Promise<unknown>, boundMs: number): Promise<boolean> {
+  try {
+    return (await within(lookup(), boundMs)) === undefined;
+  } catch (err) {
+    return jsErrorCode(err) === JsCode.StreamNotFound;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * One publish() stores at most one event: every publish carries a message id and transient
+ * failures are retried with that id until the deadline (`publishTimeoutMs`).
+ */
+import { describe, it, expect } from "vitest";
+import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.js";
+import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { collect } from "./fixture.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("publish retries", () => {
+  it("publish - a server frozen mid-publish and resumed within the deadline stores exactly one event", async () => {
+    await using nats = await startTestNats();
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url }, requestTimeoutMs: 1_000, publishTimeoutMs: 15_000 });
+    try {
+      const t = sync.topic<string>({ id: "retry.frozen" });
+      await t.publish({ data: "warm" });
+      for (const idempotencyKey of [undefined, "k1"]) {
+        process.kill(nats.pid, "SIGSTOP");
+        const publishing = t.publish({ data: `frozen-${idempotencyKey}`, idempotencyKey });
+        // Longer than requestTimeoutMs: the first attempt times out, retries go out with its id.
+        await sleep(3_000);
+        process.kill(nats.pid, "SIGCONT");
+        const receipt = await publishing;
+        // Without a key: this call's own event, even when a retry was answered as a duplicate.
+        if (idempotencyKey === undefined) expect(receipt.duplicate).toBe(false);
+        expect(receipt.streamSequence).toBeGreaterThan(1);
+      }
+      const events = await collect(t.replay());
+      expect(events.map((e) => e.data)).toEqual(["warm", "frozen-undefined", "frozen-k1"]);
+    } finally {
+      process.kill(nats.pid, "SIGCONT");
+      await sync.close();
+    }
+  });
+
+  it("publish - a broker away past the deadline fails once, bounded, with maybeStored", async () => {
+    await using nats = await startTestNats();
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url }, requestTimeoutMs: 1_000, publishTimeoutMs: 2_500 });
+    try {
+      const t = sync.topic<string>({ id: "retry.deadline" });
+      await t.publish({ data: "warm" });
+      process.kill(nats.pid, "SIGSTOP");
+      const started = Date.now();
+      const err = await t.publish({ data: "lost?" }).then(() => undefined, (e: unknown) => e);
+      const waited = Date.now() - started;
+      process.kill(nats.pid, "SIGCONT");
+      expect(err).toBeInstanceOf(BrokerUnavailableError);
+      expect(err).toMatchObject({ code: ErrorCode.BrokerUnavailable, maybeStored: true });
+      // Bounded by the deadline, not by a second full timeout of a "was the stream deleted?" check.
+      expect(waited).toBeGreaterThanOrEqual(2_400);
+      expect(waited).toBeLessThan(2_500 + 1_500);
+      // At most one event was stored by that call.
+      await sleep(500);
+      expect((await collect(t.replay())).filter((e) => e.data === "lost?").length).toBeLessThanOrEqual(1);
+    } finally {
+      process.kill(nats.pid, "SIGCONT");
+      await sync.close();
+    }
+  });
+
+  it("publish - nothing can have been stored when no broker ever answered: maybeStored is false", async () => {
+    const gone = await startTestNats();
+    const url = gone.url;
+    await gone[Symbol.asyncDispose]();
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: url }, requestTimeoutMs: 500, publishTimeoutMs: 1_500 });
+    try {
+      const started = Date.now();
+      const err = await sync.topic({ id: "retry.nobody" }).publish({ data: 1 }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(BrokerUnavailableError);
+      expect(err).toMatchObject({ maybeStored: false });
+      expect(Date.now() - started).toBeLessThan(1_500 + 1_500);
+    } finally {
+      await sync.close();
+    }
+  });
+
+  it("publish - a stream deleted by another process: no responders, provisioned again, stored once", async () => {
+    await using nats = await startTestNats();
+    const namespace = uniqueNamespace();
+    const mine = createSync({ namespace, nats: { servers: nats.url } });
+    const theirs = createSync({ namespace, nats: { servers: nats.url } });
+    try {
+      const t = mine.topic<number>({ id: "retry.deleted" });
+      await t.publish({ data: 1 });
+      await theirs.topic({ id: "retry.deleted" }).destroy();
+      const r = await t.publish({ data: 2 });
+      expect(r.streamSequence).toBe(1);
+      expect((await collect(t.replay())).map((e) => e.data)).toEqual([2]);
+    } finally {
+      await theirs.close();
+      await mine.close();
+    }
+  });
+});
