@@ -114,11 +114,12 @@ export class Follower<T = unknown> {
   /**
    * One look at the topic's retained window (shared by every hub of the topic). A re-created
    * stream ends the follower with a mismatch. Returns true when the watermark should be
-   * refreshed: `watermarkIntervalMs` has passed since the last refresh, or the window's front
-   * has reached the older half of what lies between the watermark and the head — so the
-   * refresh comes before retention reaches the watermark.
+   * refreshed: `watermarkIntervalMs` has passed since the last fresh watermark, or retention is
+   * moving the window's front (`frontMoved`) and the watermark is in the older half between the
+   * front and the head — so the refresh comes before retention reaches it. (A topic that is not
+   * full does not move its front, so its idle hubs wait for the interval.)
    */
-  observe(window: TopicWindow, now: number): boolean {
+  observe(window: TopicWindow, now: number, frontMoved: boolean): boolean {
     if (!this.live || this.retired || this.#refreshing) return false;
     if (!sameIncarnation(window.incarnation, this.cursors?.incarnation)) {
       this.fail(recreated(this.topic.id));
@@ -128,7 +129,7 @@ export class Follower<T = unknown> {
     const { first } = window;
     const due =
       now - this.#refreshedAt >= this.#settings.watermarkIntervalMs ||
-      (first !== undefined && this.watermark < first + (window.head - first) / 2);
+      (frontMoved && first !== undefined && this.watermark < first + (window.head - first) / 2);
     // Claimed until refreshWatermark() ends, so a queued refresh is not queued twice.
     if (due) this.#refreshing = true;
     return due;
@@ -236,6 +237,8 @@ export class Follower<T = unknown> {
     this.#last = event.streamSequence;
     this.ring!.push(event, this.#settings.sizeOf(event));
     if (event.streamSequence > this.watermark) this.watermark = event.streamSequence;
+    // An event is a fresh watermark too: the periodic refresh is for tenants that publish nothing.
+    this.#refreshedAt = Date.now();
     this.#wake();
   }
 

@@ -16,6 +16,8 @@ export class WindowWatch {
   readonly #pollMs: number;
   readonly #followers: () => Map<Topic<unknown>, Map<string | undefined, Follower<unknown>>>;
   readonly #busy = new Set<Topic<unknown>>();
+  /** First retained sequence of each topic at the previous look: retention moves it forward. */
+  readonly #fronts = new WeakMap<Topic<unknown>, number>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #queue: (() => Promise<void>)[] = [];
   #running = 0;
@@ -49,8 +51,11 @@ export class WindowWatch {
         .then((window) => {
           if (!window) return;
           const now = Date.now();
+          const before = this.#fronts.get(topic);
+          if (window.first !== undefined) this.#fronts.set(topic, window.first);
+          const frontMoved = before !== undefined && window.first !== undefined && window.first > before;
           for (const follower of [...byTenant.values()]) {
-            if (follower.observe(window, now)) this.#enqueue(() => follower.refreshWatermark(window.head));
+            if (follower.observe(window, now, frontMoved)) this.#enqueue(() => follower.refreshWatermark(window.head));
           }
         })
         // Broker trouble: the next tick looks again; followers report lasting trouble themselves.

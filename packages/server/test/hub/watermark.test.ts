@@ -1,8 +1,8 @@
 import { describe, it, expect } from "vitest";
-import type { TidemarkEvent } from "@tidemark/shared";
-import type { SharedHub } from "../../src/index.js";
+import { InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
+import { HubRegistry, type SharedHub } from "../../src/index.js";
 import { useCoreFixture } from "../core/fixture.js";
-import { eventually, firstRetained, pushWindow } from "./fixture.js";
+import { eventually, firstRetained, pushWindow, spyTopic } from "./fixture.js";
 
 const fx = useCoreFixture();
 // About 18 events of 300 bytes fit in 8 KiB.
@@ -40,5 +40,54 @@ describe("hub watermarks", () => {
     expect(events.map((e) => e.data)).toEqual(["a1", "a2"]);
     ac.abort();
     await done;
+  });
+});
+
+describe("hub watermark refresh", () => {
+  it("hub - an idle hub's watermark is refreshed every watermarkIntervalMs with one lookup, and not while the head stands still", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    await real.publish({ data: 0, tenantId: "a" });
+    let lookups = 0;
+    const topic = spyTopic(real, { latestCursor: (o) => (lookups++, real.latestCursor(o)) });
+    const ac = new AbortController();
+    const idle = (hubs: HubRegistry, marks: number[]) => {
+      const it = hubs.get(topic, "a").subscribe({ signal: ac.signal, progress: { onCaughtUp: (c) => marks.push(topic.cursorSequence(c)) } });
+      return (async () => {
+        for await (const _ of it) throw new Error("no event of a was published");
+      })();
+    };
+    // The default interval: a topic far from retention (64 MiB) gives no reason to look sooner.
+    const slow = new HubRegistry({ windowPollMs: 50 });
+    const slowMarks: number[] = [];
+    const slowDone = idle(slow, slowMarks);
+    await eventually(() => slowMarks.length === 1);
+    for (let i = 0; i < 3; i++) await real.publish({ data: i, tenantId: "b" });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(slowMarks).toEqual([1]);
+    expect(lookups).toBe(0);
+
+    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400 });
+    const marks: number[][] = [[], [], []];
+    const subscribers = marks.map((m) => idle(hubs, m));
+    await eventually(() => marks.every((m) => m.length >= 1));
+    await eventually(() => marks.every((m) => m.at(-1) === 4), 5_000, "the periodic watermark");
+    for (const m of marks) expect(m).toEqual([4]); // subscribed at head 4 already
+    expect(lookups).toBe(0); // subscribers at the head: nothing to refresh
+    await real.publish({ data: 3, tenantId: "b" });
+    await eventually(() => marks.every((m) => m.at(-1) === 5), 5_000, "the periodic watermark");
+    for (const m of marks) expect(m).toEqual([4, 5]);
+    expect(lookups).toBe(1); // one lookup for the hub, not one per subscriber
+    await new Promise((r) => setTimeout(r, 1_000)); // more than two intervals with a head that stands still
+    expect(lookups).toBe(1);
+    expect(marks[0]).toEqual([4, 5]);
+    ac.abort();
+    await Promise.all([slowDone, ...subscribers]);
+    slow.close();
+    hubs.close();
+  });
+
+  it("hub - registry options are checked", () => {
+    expect(() => new HubRegistry({ windowPollMs: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new HubRegistry({ watermarkIntervalMs: -1 })).toThrow(InvalidArgumentError);
   });
 });
