@@ -115,9 +115,9 @@ export class Follower<T = unknown> {
    * One look at the topic's retained window (shared by every hub of the topic). A re-created
    * stream ends the follower with a mismatch. Returns true when the watermark should be
    * refreshed: `watermarkIntervalMs` has passed since the last fresh watermark, or retention is
-   * moving the window's front (`frontMoved`) and the watermark is in the older half between the
-   * front and the head — so the refresh comes before retention reaches it. (A topic that is not
-   * full does not move its front, so its idle hubs wait for the interval.)
+   * moving the window's front (or may soon: the stream is half full) and the watermark is in the
+   * older half between the front and the head — so the refresh comes before retention reaches
+   * it. (On a topic far from its limits, idle hubs wait for the interval.)
    */
   observe(window: TopicWindow, now: number, frontMoved: boolean): boolean {
     if (!this.live || this.retired || this.#refreshing) return false;
@@ -129,24 +129,27 @@ export class Follower<T = unknown> {
     const { first } = window;
     const due =
       now - this.#refreshedAt >= this.#settings.watermarkIntervalMs ||
-      (frontMoved && first !== undefined && this.watermark < first + (window.head - first) / 2);
+      ((frontMoved || window.filling) && first !== undefined && this.watermark < first + (window.head - first) / 2);
     // Claimed until refreshWatermark() ends, so a queued refresh is not queued twice.
     if (due) this.#refreshing = true;
     return due;
   }
 
   /**
-   * Moves the watermark to `head` (read before this call) when the tenant has nothing up to it
-   * that this follower did not push — the source's rule for idle tenants: its newest retained
-   * event is at or below the follower's last one. One last-by-subject lookup per hub, whatever
-   * its subscriber count; none when the follower's own events are already past `head`.
-   * Called after `observe()` returned true.
+   * Moves the watermark to the window's head (read before this call) when the tenant has nothing
+   * up to it that this follower did not push — the source's rule for idle tenants: its newest
+   * retained event is at or below the follower's last one, and retention had removed nothing past
+   * the current watermark (else an event removed before the follower got it would go unnoticed).
+   * One last-by-subject lookup per hub, whatever its subscriber count; none when the follower's
+   * own events are already past the head. Called after `observe()` returned true.
    */
-  async refreshWatermark(head: number): Promise<void> {
+  async refreshWatermark(window: TopicWindow): Promise<void> {
+    const { head, first } = window;
     this.#refreshing = true;
     try {
       if (this.retired) return;
       if (this.#last < head) {
+        if (first !== undefined && first > this.watermark + 1) return;
         const latest = await this.topic.latestCursor({ tenantId: this.tenantId });
         if (this.retired) return;
         if (latest !== undefined && (!this.#sameStream(latest) || this.topic.cursorSequence(latest) > this.#last)) return;

@@ -55,7 +55,7 @@ export class WindowWatch {
           if (window.first !== undefined) this.#fronts.set(topic, window.first);
           const frontMoved = before !== undefined && window.first !== undefined && window.first > before;
           for (const follower of [...byTenant.values()]) {
-            if (follower.observe(window, now, frontMoved)) this.#enqueue(() => follower.refreshWatermark(window.head));
+            if (follower.observe(window, now, frontMoved)) this.#enqueue(() => follower.refreshWatermark(window));
           }
         })
         // Broker trouble: the next tick looks again; followers report lasting trouble themselves.

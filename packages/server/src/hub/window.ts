@@ -15,6 +15,11 @@ export interface TopicWindow {
   first: number | undefined;
   /** Incarnation of the stream (undefined when the topic's cursors do not name one). */
   incarnation: string | undefined;
+  /**
+   * Retention may start moving the front soon: the stream holds at least half its byte limit,
+   * or its oldest event is past half its age limit.
+   */
+  filling: boolean;
 }
 
 /**
@@ -26,8 +31,13 @@ export async function readWindow(topic: Topic<unknown>): Promise<TopicWindow | u
   if (topic instanceof JetStreamTopic) {
     const info = await topic.streamInfo();
     if (!info) return undefined;
-    return { head: info.state.last_seq, first: firstRetained(info), incarnation: streamIncarnation(info) };
+    const { state, config } = info;
+    const maxAgeMs = config.max_age / 1e6;
+    const filling =
+      (config.max_bytes > 0 && state.bytes * 2 >= config.max_bytes) ||
+      (maxAgeMs > 0 && state.messages > 0 && (Date.now() - Date.parse(state.first_ts)) * 2 >= maxAgeMs);
+    return { head: state.last_seq, first: firstRetained(info), incarnation: streamIncarnation(info), filling };
   }
   const head = await topic.head();
-  return { head: topic.cursorSequence(head), first: undefined, incarnation: incarnationOf(head) };
+  return { head: topic.cursorSequence(head), first: undefined, incarnation: incarnationOf(head), filling: false };
 }
