@@ -1,8 +1,9 @@
 /**
  * `HubRegistry`: the hubs of one Sync. One follower per (topic, tenant) per process, created by
- * the first subscriber and retired when the last leaves. Built only on the public `Topic`
- * interface (`head`, `follow`, `replay`, `cursorSequence`, `cursorAt`), so it works over any
- * implementation of it.
+ * the first subscriber and retired when the last leaves. Built on the public `Topic` interface
+ * (`head`, `latestCursor`, `follow`, `replay`, `cursorSequence`, `cursorAt`), so it works over any
+ * implementation of it; for topics of a Sync its window look also reads the first retained
+ * sequence (see `window.ts`).
  */
 import { ErrorCode, InvalidArgumentError, TidemarkError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
