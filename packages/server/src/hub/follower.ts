@@ -140,7 +140,7 @@ export class Follower<T = unknown> {
    * up to it that this follower did not push — the source's rule for idle tenants: its newest
    * retained event is at or below the follower's last one, and retention had removed nothing past
    * the current watermark (else an event removed before the follower got it would go unnoticed).
-   * One last-by-subject lookup per hub, whatever its subscriber count; none when the follower's
+   * One `latestCursor()` per hub, whatever its subscriber count; none when the follower's
    * own events are already past the head. Called after `observe()` returned true.
    */
   async refreshWatermark(window: TopicWindow): Promise<void> {
