@@ -16,6 +16,7 @@ import type { Hub, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } fro
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
+import type { HubRegistryOptions } from "../hub/registry.js";
 
 export interface SyncOptions {
   /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */
@@ -31,6 +32,15 @@ export interface SyncOptions {
    * then, so one call stores at most one event. Capped at the topic's `dedupeWindowMs`. @default 10000
    */
   publishTimeoutMs?: number;
+  /** Settings of the Sync's hubs (`topic.hub()`): window sizes, watermark refresh. See `HubRegistryOptions`. */
+  hubs?: HubRegistryOptions;
+}
+
+const hubOptions = new WeakMap<Sync, HubRegistryOptions>();
+
+/** @internal The `hubs` option a Sync was created with. */
+export function hubOptionsOf(sync: Sync): HubRegistryOptions | undefined {
+  return hubOptions.get(sync);
 }
 
 /** Hooks that other modules (hub, workers) register; kept apart so the core does not import them. */
@@ -76,6 +86,7 @@ class JetStreamSync implements Sync {
     const namespace = options.namespace ?? p.defaultNamespace() ?? "app";
     assertNamespace(namespace);
     this.namespace = namespace;
+    if (options.hubs) hubOptions.set(this, options.hubs);
     this.#connector = new Connector({
       transport: p.transport,
       nats: options.nats,

@@ -2,10 +2,16 @@
  * One hub's shared follower: a single `topic.follow()` per (topic, tenant) feeding a bounded
  * ring of recent events that every attached subscriber reads at its own pace. The follower
  * never waits for a subscriber; a subscriber the ring leaves behind catches up by replay.
+ *
+ * The follower also keeps the hub's watermark: every event of the tenant up to it was pushed.
+ * Events move it; for an idle tenant the registry's window checks move it (see `observe`).
  */
-import { ErrorCode, isTidemarkError, TidemarkError, type TidemarkEvent } from "@tidemark/shared";
+import { ErrorCode, isTidemarkError, RetentionGapError, TidemarkError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
+import type { HeadRead } from "./head.js";
+import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
+import type { TopicWindow } from "./window.js";
 
 /** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
 const MAX_RETRIES = 10;
@@ -15,6 +21,8 @@ export interface HubSettings {
   ringEvents: number;
   ringBytes: number;
   maxBackfillSequences: number;
+  watermarkIntervalMs: number;
+  windowPollMs: number;
   sizeOf: (event: TidemarkEvent) => number;
 }
 
@@ -34,10 +42,16 @@ export class Follower<T = unknown> {
   error: unknown;
   /** Called once when the follower fails or is retired. */
   onEnd: (() => void) | undefined;
+  /** Cursors of the incarnation the follower started on; set by `start`. */
+  cursors: IncarnationCursors | undefined;
+  /** Serial of the head read the follower started from (see {@link HeadRead.serial}). */
+  startSerial = 0;
   readonly #settings: HubSettings;
   readonly #abort = new AbortController();
   #last = 0;
   #tick = deferred();
+  #refreshedAt = 0;
+  #refreshing = false;
 
   constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings) {
     this.topic = topic;
@@ -49,9 +63,14 @@ export class Follower<T = unknown> {
     return this.#abort.signal.aborted;
   }
 
-  /** Resolves at the next push, failure or retirement. */
+  /** Resolves at the next push, watermark move, failure or retirement. */
   changed(): Promise<void> {
     return this.#tick.promise;
+  }
+
+  /** A cursor of the follower's incarnation. */
+  cursorAt(sequence: number): Cursor {
+    return this.cursors ? this.cursors.at(sequence) : this.topic.cursorAt(sequence);
   }
 
   /**
@@ -59,12 +78,16 @@ export class Follower<T = unknown> {
    * (if it is within `maxBackfillSequences` of the head), so a fresh hub whose first subscribers
    * resume a little behind serves them from the ring instead of one replay each.
    */
-  start(position: number, headSequence: number): void {
+  start(position: number, head: HeadRead): void {
     if (this.ring) return;
+    const headSequence = head.sequence;
+    this.cursors = new IncarnationCursors(head.cursor, (s) => this.topic.cursorAt(s));
+    this.startSerial = head.serial;
     const from = headSequence - position <= this.#settings.maxBackfillSequences ? Math.min(position, headSequence) : headSequence;
     this.ring = new Ring<T>(from, this.#settings.ringEvents, this.#settings.ringBytes);
     this.watermark = from;
     this.#last = from;
+    this.#refreshedAt = Date.now();
     void this.#run(from, headSequence);
   }
 
@@ -79,6 +102,74 @@ export class Follower<T = unknown> {
     this.#abort.abort();
     this.#wake();
     this.onEnd?.();
+  }
+
+  /** Ends the follower with `err`: its subscribers drain the ring, then get it. */
+  fail(err: unknown): void {
+    if (this.#abort.signal.aborted) return;
+    this.error = err;
+    this.retire();
+  }
+
+  /**
+   * One look at the topic's retained window (shared by every hub of the topic). A re-created
+   * stream ends the follower with a mismatch. Returns true when the watermark should be
+   * refreshed: `watermarkIntervalMs` has passed since the last fresh watermark, or retention is
+   * moving the window's front (or may soon: the stream is half full) and the watermark is in the
+   * older half between the front and the head — so the refresh comes before retention reaches
+   * it. (On a topic far from its limits, idle hubs wait for the interval.)
+   */
+  observe(window: TopicWindow, now: number, frontMoved: boolean): boolean {
+    if (!this.live || this.retired || this.#refreshing) return false;
+    if (!sameIncarnation(window.incarnation, this.cursors?.incarnation)) {
+      this.fail(recreated(this.topic.id));
+      return false;
+    }
+    if (window.head <= this.watermark) return false;
+    const { first } = window;
+    const due =
+      now - this.#refreshedAt >= this.#settings.watermarkIntervalMs ||
+      ((frontMoved || window.filling) && first !== undefined && this.watermark < first + (window.head - first) / 2);
+    // Claimed until refreshWatermark() ends, so a queued refresh is not queued twice.
+    if (due) this.#refreshing = true;
+    return due;
+  }
+
+  /**
+   * Moves the watermark to the window's head (read before this call) when the tenant has nothing
+   * up to it that this follower did not push — the source's rule for idle tenants: its newest
+   * retained event is at or below the follower's last one, and retention had removed nothing past
+   * the current watermark (else an event removed before the follower got it would go unnoticed).
+   * One `latestCursor()` per hub, whatever its subscriber count; none when the follower's
+   * own events are already past the head. Called after `observe()` returned true.
+   */
+  async refreshWatermark(window: TopicWindow): Promise<void> {
+    const { head, first } = window;
+    this.#refreshing = true;
+    try {
+      if (this.retired) return;
+      if (this.#last < head) {
+        if (first !== undefined && first > this.watermark + 1) return;
+        const latest = await this.topic.latestCursor({ tenantId: this.tenantId });
+        if (this.retired) return;
+        if (latest !== undefined && (!this.#sameStream(latest) || this.topic.cursorSequence(latest) > this.#last)) return;
+      }
+      this.#refreshedAt = Date.now();
+      if (head > this.watermark) {
+        this.watermark = head;
+        this.#wake();
+      }
+    } catch {
+      // Broker trouble: the next look tries again; the follower itself reports what lasts.
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  #sameStream(cursor: string): boolean {
+    if (sameIncarnation(incarnationOf(cursor), this.cursors?.incarnation)) return true;
+    this.fail(recreated(this.topic.id));
+    return false;
   }
 
   async #run(from: number, head: number): Promise<void> {
@@ -96,7 +187,7 @@ export class Follower<T = unknown> {
       let backfilled = from >= head;
       while (!backfilled && !signal.aborted) {
         try {
-          const backlog = topic.replay({ after: topic.cursorAt(this.#last), until: topic.cursorAt(head), tenantId, signal });
+          const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(head), tenantId, signal });
           for await (const event of backlog) {
             this.#push(event);
             failures = 0;
@@ -119,7 +210,7 @@ export class Follower<T = unknown> {
       this.#wake();
       while (!signal.aborted) {
         try {
-          const after = topic.cursorAt(Math.max(this.#last, head));
+          const after = this.cursorAt(Math.max(this.#last, this.watermark));
           for await (const event of topic.follow({ after, tenantId, signal })) {
             this.#push(event);
             failures = 0;
@@ -127,23 +218,30 @@ export class Follower<T = unknown> {
           if (!signal.aborted) throw new TidemarkError(ErrorCode.BrokerUnavailable, "the hub's follower ended unexpectedly");
         } catch (err) {
           if (signal.aborted) return;
+          // Retention passed the follow's start, but not the watermark: the tenant had nothing
+          // in what was removed (an idle tenant on a busy topic). Follow on from the watermark.
+          if (err instanceof RetentionGapError && err.firstAvailableSequence <= this.watermark + 1) continue;
           await retry(err);
         }
       }
     } catch (err) {
       if (signal.aborted) return;
-      this.error = err;
-      this.#abort.abort();
-      this.#wake();
-      this.onEnd?.();
+      this.fail(err);
     }
   }
 
   #push(event: TidemarkEvent<T>): void {
     if (event.streamSequence <= this.#last) return;
+    // An event of another incarnation: the stream was re-created under this follower.
+    if (this.cursors && !this.cursors.owns(event.cursor)) {
+      this.fail(recreated(this.topic.id));
+      return;
+    }
     this.#last = event.streamSequence;
     this.ring!.push(event, this.#settings.sizeOf(event));
     if (event.streamSequence > this.watermark) this.watermark = event.streamSequence;
+    // An event is a fresh watermark too: the periodic refresh is for tenants that publish nothing.
+    this.#refreshedAt = Date.now();
     this.#wake();
   }
 

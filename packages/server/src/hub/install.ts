@@ -2,7 +2,7 @@
  * Wires hubs into every Sync: `topic.hub()` resolves to the Sync's own {@link HubRegistry},
  * closed with the Sync. Imported for its effect by the package entry.
  */
-import { extendSync } from "../core/sync.js";
+import { extendSync, hubOptionsOf } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
 import { HubRegistry } from "./registry.js";
 
@@ -11,7 +11,7 @@ const registries = new WeakMap<Sync, HubRegistry>();
 /** The hub registry of a Sync (created on first use). */
 export function hubRegistryOf(sync: Sync): HubRegistry {
   let registry = registries.get(sync);
-  if (!registry) registries.set(sync, (registry = new HubRegistry()));
+  if (!registry) registries.set(sync, (registry = new HubRegistry(hubOptionsOf(sync))));
   return registry;
 }
 

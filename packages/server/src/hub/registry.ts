@@ -1,19 +1,16 @@
 /**
  * `HubRegistry`: the hubs of one Sync. One follower per (topic, tenant) per process, created by
- * the first subscriber and retired when the last leaves. Built only on the public `Topic`
- * interface (`head`, `follow`, `replay`, `cursorSequence`, `cursorAt`), so it works over any
- * implementation of it.
+ * the first subscriber and retired when the last leaves. Built on the public `Topic` interface
+ * (`head`, `latestCursor`, `follow`, `replay`, `cursorSequence`, `cursorAt`), so it works over any
+ * implementation of it; for topics of a Sync its window look also reads the first retained
+ * sequence (see `window.ts`).
  */
-import {
-  ErrorCode,
-  InvalidCursorError,
-  TidemarkError,
-  type Cursor,
-  type TidemarkEvent,
-} from "@tidemark/shared";
+import { ErrorCode, InvalidArgumentError, TidemarkError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
-import { HeadReader } from "./head.js";
+import { HeadReader, type HeadRead } from "./head.js";
+import { run } from "./subscriber.js";
+import { WindowWatch } from "./watch.js";
 
 /** Settings of every hub of a registry. */
 export interface HubRegistryOptions {
@@ -26,6 +23,18 @@ export interface HubRegistryOptions {
    * this many stream sequences behind the head (otherwise at the head). @default 20000
    */
   maxBackfillSequences?: number;
+  /**
+   * Longest time an idle hub goes without a fresh watermark while the topic moves on (other
+   * tenants publish): its subscribers then get a newer `onCaughtUp` / `caught_up`. @default 60000
+   */
+  watermarkIntervalMs?: number;
+  /**
+   * How often the registry reads each topic's retained window (one stream-info request per topic
+   * with running hubs, shared by all of them): a hub whose watermark the window's front is
+   * approaching gets a fresh one at once, and a topic destroyed and re-created elsewhere is
+   * noticed. @default 2000
+   */
+  windowPollMs?: number;
   /** Estimated size of an event in the window. @default JSON length of `data` + 200 */
   sizeOf?: (event: TidemarkEvent) => number;
 }
@@ -34,12 +43,18 @@ const defaults: Required<HubRegistryOptions> = {
   ringEvents: 512,
   ringBytes: 1024 * 1024,
   maxBackfillSequences: 20_000,
+  watermarkIntervalMs: 60_000,
+  windowPollMs: 2_000,
   sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
 };
 
 /** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
 export interface HubProgress {
-  /** The subscription reached the live edge. `cursor` is a watermark: every event up to it was yielded. */
+  /**
+   * The subscription reached the live edge. `cursor` is a watermark: every event up to it was
+   * yielded. Called again, with a newer watermark, while the subscription is idle and the hub's
+   * watermark moves on (other tenants' events, see `watermarkIntervalMs`).
+   */
   onCaughtUp?(cursor: Cursor): void;
   /** The subscription was behind the in-memory window and started a replay. */
   onReplay?(): void;
@@ -93,16 +108,19 @@ export class HubRegistry {
   readonly #settings: HubSettings;
   readonly #followers = new Map<Topic<unknown>, Map<string | undefined, Follower<unknown>>>();
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
+  readonly #watch: WindowWatch;
   #closed = false;
 
   constructor(options: HubRegistryOptions = {}) {
     const s = { ...defaults, ...options };
-    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences"] as const) {
+    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs"] as const) {
       if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
-        throw new TidemarkError(ErrorCode.InvalidArgument, `hub option ${key} must be a non-negative integer`);
+        throw new InvalidArgumentError(`hub option ${key} must be a non-negative integer`);
       }
     }
+    if (s.windowPollMs === 0) throw new InvalidArgumentError("hub option windowPollMs must be positive");
     this.#settings = s;
+    this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
   }
 
   /** The shared hub of (topic, tenant). Cheap: the follower starts with the first subscriber. */
@@ -120,6 +138,7 @@ export class HubRegistry {
   /** Retires every follower; their subscribers end with a `CLOSED` error. */
   close(): void {
     this.#closed = true;
+    this.#watch.stop();
     for (const byTenant of [...this.#followers.values()]) {
       for (const follower of [...byTenant.values()]) follower.retire();
     }
@@ -132,7 +151,7 @@ export class HubRegistry {
   }
 
   /** @internal */
-  head(topic: Topic<unknown>): Promise<number> {
+  head(topic: Topic<unknown>): Promise<HeadRead> {
     let reader = this.#heads.get(topic);
     if (!reader) this.#heads.set(topic, (reader = new HeadReader(topic)));
     return reader.read();
@@ -153,6 +172,7 @@ export class HubRegistry {
       };
       byTenant.set(tenantId, created as Follower<unknown>);
       follower = created;
+      this.#watch.ensure();
     }
     follower.members++;
     return follower;
@@ -189,7 +209,10 @@ export class SharedHub<T = unknown> implements Hub<T> {
   /**
    * Events of the tenant after `after` (replayed, then live, no hole and no duplicate at the
    * seam), or — without `after` — live-only from the head read now. Errors (an invalid or
-   * foreign cursor, `RetentionGapError`) surface from iteration, never synchronously.
+   * foreign cursor, a cursor of a destroyed and re-created topic (`CursorMismatchError`),
+   * `RetentionGapError`) surface from iteration, never synchronously. The subscriber's position
+   * follows the hub's watermark while it is idle, so retention passing an idle tenant's last
+   * event is never a gap.
    */
   subscribe(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent<T>> {
     // Read the head now, not when iteration starts: a live-only subscriber starts at subscribe().
@@ -199,87 +222,5 @@ export class SharedHub<T = unknown> implements Hub<T> {
     const topic = this.#topic;
     const tenantId = this.tenantId;
     return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, head) };
-  }
-}
-
-async function* run<T>(
-  registry: HubRegistry,
-  topic: Topic<T>,
-  tenantId: string | undefined,
-  options: SharedHubSubscribeOptions,
-  headRead: Promise<number>,
-): AsyncGenerator<TidemarkEvent<T>> {
-  const { progress, after, cancel } = options;
-  const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
-  if (signal?.aborted) return;
-  const follower = registry.acquire(topic, tenantId);
-  // An abort wakes every waiter of the follower (they look again and wait again): cheaper than
-  // racing each wait against a per-subscriber promise, and aborts are rare.
-  const poke = cancel ? undefined : () => follower.poke();
-  if (poke) options.signal?.addEventListener("abort", poke, { once: true });
-  cancel?.watch(follower);
-  try {
-    const head = await headRead;
-    if (signal?.aborted) return;
-    let pos = head;
-    if (after !== undefined) {
-      pos = topic.cursorSequence(after);
-      if (pos > head) throw new InvalidCursorError(`the cursor is past the head of topic ${topic.id}`);
-    }
-    follower.start(pos, head);
-    let caughtUp = false;
-    if (after === undefined) {
-      caughtUp = true;
-      progress?.onCaughtUp?.(topic.cursorAt(pos));
-    }
-    while (true) {
-      const ring = follower.ring!;
-      if (pos >= ring.floor) {
-        // Attached: read the shared window at our own pace; the same event objects for all.
-        let index = ring.indexAfter(pos);
-        while (pos >= ring.floor) {
-          if (signal?.aborted) return;
-          if (index < ring.start) index = ring.start;
-          const event = ring.at(index);
-          if (event) {
-            index++;
-            if (event.streamSequence > pos) {
-              pos = event.streamSequence;
-              yield event;
-            }
-            continue;
-          }
-          if (follower.error !== undefined) throw follower.error;
-          if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
-          if (!caughtUp && follower.live) {
-            caughtUp = true;
-            progress?.onCaughtUp?.(topic.cursorAt(Math.max(pos, follower.watermark)));
-          }
-          await follower.changed();
-        }
-      }
-      // Behind the window: catch up by replay up to a head read now, then look again.
-      if (follower.error !== undefined) throw follower.error;
-      if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
-      caughtUp = false;
-      progress?.onReplay?.();
-      const until = await registry.head(topic as Topic<unknown>);
-      if (signal?.aborted) return;
-      if (until > pos) {
-        const replaySignal = cancel ? cancel.signal : options.signal;
-        for await (const event of topic.replay({ after: topic.cursorAt(pos), until: topic.cursorAt(until), tenantId, signal: replaySignal })) {
-          if (event.streamSequence > pos) {
-            pos = event.streamSequence;
-            yield event;
-          }
-        }
-        if (signal?.aborted) return;
-        pos = Math.max(pos, until);
-      }
-    }
-  } finally {
-    if (poke) options.signal?.removeEventListener("abort", poke);
-    cancel?.watch(undefined);
-    registry.release(follower as Follower<unknown>);
   }
 }

@@ -48,3 +48,24 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** JetStream API requests the server has answered so far (`/jsz` `api.total`). */
+export async function jsApiRequests(nats: TestNats): Promise<number> {
+  return (await monitor<{ api: { total: number } }>(nats, "/jsz")).api.total;
+}
+
+/**
+ * Publishes `count` events of another tenant, paced, to push a small topic's retained window
+ * forward the way steady traffic does (a poll of the window sees it move between publishes).
+ */
+export async function pushWindow(topic: Topic<string>, tenantId: string, count: number, pauseMs = 40): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await topic.publish({ data: "x".repeat(300), tenantId });
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
+
+/** First retained stream sequence of a topic, as an operator sees it. */
+export async function firstRetained(sync: { listTopics(o?: { idPrefix?: string }): Promise<{ id: string; firstSequence: number }[]> }, id: string): Promise<number> {
+  return (await sync.listTopics({ idPrefix: id })).find((t) => t.id === id)!.firstSequence;
+}

@@ -1,0 +1,135 @@
+/**
+ * One hub subscriber: replays after its cursor, joins the follower's window with no hole and no
+ * duplicate at the seam (both sides are filtered by stream sequence), falls back to its own
+ * replay when the window leaves it behind, and follows the hub's watermark while idle.
+ */
+import { ErrorCode, InvalidCursorError, TidemarkError, type TidemarkEvent } from "@tidemark/shared";
+import type { Topic } from "../core/types.js";
+import type { Follower } from "./follower.js";
+import type { HeadRead } from "./head.js";
+import { incarnationOf, recreated, sameIncarnation } from "./incarnation.js";
+import type { HubRegistry, SharedHubSubscribeOptions } from "./registry.js";
+
+/** The position a subscription starts after; checks the cursor against the head read. */
+function startPosition(topic: Topic<unknown>, after: string | undefined, head: HeadRead): number {
+  if (after === undefined) return head.sequence;
+  const pos = topic.cursorSequence(after);
+  // A bare sequence of another incarnation would resume mid-stream in the new one.
+  if (!sameIncarnation(incarnationOf(after), head.incarnation)) throw recreated(topic.id);
+  if (pos > head.sequence) throw new InvalidCursorError(`the cursor is past the head of topic ${topic.id}`);
+  return pos;
+}
+
+/**
+ * Joins the follower of (topic, tenant) at a position checked against a head read of the same
+ * incarnation. When they disagree, the newer head read wins: a follower of an older stream ends
+ * with a mismatch for its subscribers; an older head read of this subscriber is read again.
+ */
+async function join<T>(
+  registry: HubRegistry,
+  topic: Topic<T>,
+  tenantId: string | undefined,
+  after: string | undefined,
+  first: HeadRead,
+): Promise<{ follower: Follower<T>; pos: number; head: HeadRead }> {
+  let head = first;
+  for (;;) {
+    const pos = startPosition(topic as Topic<unknown>, after, head);
+    const follower = registry.acquire(topic, tenantId);
+    if (!follower.cursors || sameIncarnation(follower.cursors.incarnation, head.incarnation)) return { follower, pos, head };
+    registry.release(follower as Follower<unknown>);
+    if (head.serial > follower.startSerial) follower.fail(recreated(topic.id));
+    else head = await registry.head(topic as Topic<unknown>);
+  }
+}
+
+/** @internal The iteration behind `SharedHub.subscribe()`. */
+export async function* run<T>(
+  registry: HubRegistry,
+  topic: Topic<T>,
+  tenantId: string | undefined,
+  options: SharedHubSubscribeOptions,
+  headRead: Promise<HeadRead>,
+): AsyncGenerator<TidemarkEvent<T>> {
+  const { progress, after, cancel } = options;
+  const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
+  if (signal?.aborted) return;
+  const joined = await join(registry, topic, tenantId, after, await headRead);
+  const { follower, head } = joined;
+  let pos = joined.pos;
+  // An abort wakes every waiter of the follower (they look again and wait again): cheaper than
+  // racing each wait against a per-subscriber promise, and aborts are rare.
+  const poke = cancel ? undefined : () => follower.poke();
+  if (poke) options.signal?.addEventListener("abort", poke, { once: true });
+  cancel?.watch(follower);
+  try {
+    if (signal?.aborted) return;
+    follower.start(pos, head);
+    let caughtUp = false;
+    if (after === undefined) {
+      caughtUp = true;
+      progress?.onCaughtUp?.(follower.cursorAt(pos));
+    }
+    while (true) {
+      const ring = follower.ring!;
+      if (pos >= ring.floor) {
+        // Attached: read the shared window at our own pace; the same event objects for all.
+        let index = ring.indexAfter(pos);
+        while (pos >= ring.floor) {
+          if (signal?.aborted) return;
+          if (index < ring.start) index = ring.start;
+          const event = ring.at(index);
+          if (event) {
+            index++;
+            if (event.streamSequence > pos) {
+              pos = event.streamSequence;
+              yield event;
+            }
+            continue;
+          }
+          if (follower.error !== undefined) throw follower.error;
+          if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
+          if (follower.live) {
+            // Everything of the tenant up to the hub's watermark has been yielded: an idle
+            // subscriber moves there (so retention passing it is no gap) and reports it.
+            const mark = Math.max(pos, follower.watermark);
+            if (!caughtUp || mark > pos) {
+              caughtUp = true;
+              pos = mark;
+              progress?.onCaughtUp?.(follower.cursorAt(pos));
+            }
+          }
+          await follower.changed();
+        }
+      }
+      // Behind the window: catch up by replay up to a head read now, then look again.
+      if (follower.error !== undefined) throw follower.error;
+      if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
+      caughtUp = false;
+      progress?.onReplay?.();
+      const until = await registry.head(topic as Topic<unknown>);
+      if (signal?.aborted) return;
+      if (!sameIncarnation(until.incarnation, follower.cursors?.incarnation)) {
+        const err = recreated(topic.id);
+        follower.fail(err);
+        throw err;
+      }
+      if (until.sequence > pos) {
+        const replaySignal = cancel ? cancel.signal : options.signal;
+        const replay = topic.replay({ after: follower.cursorAt(pos), until: until.cursor, tenantId, signal: replaySignal });
+        for await (const event of replay) {
+          if (event.streamSequence > pos) {
+            pos = event.streamSequence;
+            yield event;
+          }
+        }
+        if (signal?.aborted) return;
+        pos = Math.max(pos, until.sequence);
+      }
+    }
+  } finally {
+    if (poke) options.signal?.removeEventListener("abort", poke);
+    cancel?.watch(undefined);
+    registry.release(follower as Follower<unknown>);
+  }
+}
