@@ -92,6 +92,8 @@ async function browserCheck(port: number): Promise<void> {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // A fresh dist: files left by an earlier build must not reach the tarballs.
+  for (const dir of packages) rmSync(join(root, "packages", dir, "dist"), { recursive: true, force: true });
   await step("build", () => run("pnpm", ["-r", "--filter", "./packages/**", "run", "build"], root, process.env));
   mkdirSync(tarballs);
   const files: Record<string, string> = {};
