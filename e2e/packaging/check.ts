@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   const assets = readdirSync(join(app, "dist/assets"));
   if (!assets.some((f) => /^worker-.*\.js$/.test(f))) throw new Error(`vite emitted no worker chunk: ${assets.join(", ")}`);
 
-  const natsEnv = process.env.TIDEMARK_NATS_SERVER ? { TIDEMARK_NATS_SERVER: process.env.TIDEMARK_NATS_SERVER } : {};
+  const natsEnv: Record<string, string> = {};
+  if (process.env.TIDEMARK_NATS_SERVER) natsEnv.TIDEMARK_NATS_SERVER = process.env.TIDEMARK_NATS_SERVER;
   await step("npx tidemark serve", async () => {
     const port = await freePort();
     const cli = Server.start("npx", ["--no-install", "tidemark", "serve", "--port", String(port), "--data", join(work, "cli-data")], app, cleanEnv(natsEnv));

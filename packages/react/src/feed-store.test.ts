@@ -62,6 +62,15 @@ describe("feed store", () => {
     expect(renders).toBe(3);
   });
 
+  it("feed store - items the client replaces (another user signed in) replace the snapshot's, never mixed", () => {
+    const fake = new FakeClient();
+    const store = owned(fake).feed("hub", "notifications", "acme");
+    store.subscribe(() => undefined);
+    fake.feeds[0]!.push([event(1, "a"), event(2, "b")], true);
+    fake.feeds[0]!.replace([event(7, "x")]);
+    expect(store.getSnapshot().items.map((i) => i.n)).toEqual([7]);
+  });
+
   it("feed store - a refusal gives status error and the error with its code", () => {
     const fake = new FakeClient();
     const store = owned(fake).feed("hub", "notifications", "initech");

@@ -2,19 +2,19 @@
  * A stand-in for `@tidemark/client` that counts what the hooks ask of it and lets a test push
  * history, items, errors and states. The e2e suite runs the same hooks on the real client.
  */
-import type { Client, ClientState, EngineStats, Feed, FeedItem, FeedSpec } from "@tidemark/client";
+import type { Client, ClientState, EngineStats, Feed, FeedItem, FeedSpec, ItemsInfo } from "@tidemark/client";
 
 export class FakeFeed implements Feed<unknown> {
   items: FeedItem<unknown>[] = [];
   caughtUp = false;
   error: Feed["error"];
   closed = false;
-  readonly itemListeners = new Set<(items: FeedItem<unknown>[], info: { history: boolean }) => void>();
+  readonly itemListeners = new Set<(items: FeedItem<unknown>[], info: ItemsInfo) => void>();
   readonly errorListeners = new Set<(e: NonNullable<Feed["error"]>) => void>();
 
   constructor(readonly spec: FeedSpec, readonly mode: "hub" | "live") {}
 
-  onItems(l: (items: FeedItem<unknown>[], info: { history: boolean }) => void): () => void {
+  onItems(l: (items: FeedItem<unknown>[], info: ItemsInfo) => void): () => void {
     this.itemListeners.add(l);
     return () => this.itemListeners.delete(l);
   }
@@ -29,8 +29,13 @@ export class FakeFeed implements Feed<unknown> {
     this.closed = true;
   }
   push(items: FeedItem<unknown>[], history: boolean): void {
-    this.items.push(...items);
-    for (const l of this.itemListeners) l(items, { history });
+    this.items = [...this.items, ...items];
+    for (const l of this.itemListeners) l(items, { history, replaced: false });
+  }
+  /** What the client does when the signed-in user changes: everything shown before goes. */
+  replace(items: FeedItem<unknown>[]): void {
+    this.items = items.slice();
+    for (const l of this.itemListeners) l(items, { history: true, replaced: true });
   }
   fail(error: NonNullable<Feed["error"]>): void {
     this.error = error;
