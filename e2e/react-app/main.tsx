@@ -69,6 +69,7 @@ function App() {
       <select data-testid="tenant" value={tenantId} onChange={(e) => setTenantId(e.target.value)}>
         <option>acme</option>
         <option>globex</option>
+        <option>initech</option>
       </select>
       <Inbox tenantId={tenantId} />
     </main>

@@ -41,7 +41,7 @@ test("react hooks - history first, then new items; status; two tabs on one socke
   await expect(second.getByTestId("feed-status")).toHaveAttribute("data-status", "live");
 });
 
-test("react hooks - a tenant switch shows the other tenant's feed, never a mix, on the same connection", async ({ context, server }) => {
+test("react hooks - a tenant switch shows the other tenant's feed, never a mix, on the same connection; a refused tenant is an error", async ({ context, server }) => {
   const page = await context.newPage();
   await page.goto(`${server.url}/react/index.html`);
   await expect(page.getByTestId("feed-status")).toHaveAttribute("data-status", "live");
@@ -56,11 +56,17 @@ test("react hooks - a tenant switch shows the other tenant's feed, never a mix, 
   await expect(page.getByTestId("event")).toHaveText(["for globex"]);
   // The acme feed closed (a tick after its last subscriber), the globex one opened once.
   await expect.poll(() => feedCounts(page)).toEqual({ opens: 2, closes: 1 });
-  await expectConnections(server, 1);
+
+  // A tenant the user may not read: status error with the server's code, no items.
+  await page.getByTestId("tenant").selectOption("initech");
+  await expect(page.getByTestId("feed-status")).toHaveAttribute("data-status", "error");
+  await expect(page.getByTestId("feed-status")).toHaveText("error FORBIDDEN");
+  await expect(page.getByTestId("event")).toHaveCount(0);
 
   // Back to acme: its saved history, then what was published while it was closed.
   await page.getByTestId("tenant").selectOption("acme");
   await expect(page.getByTestId("event")).toHaveText(["for acme", "acme again"]);
+  await expectConnections(server, 1);
 });
 
 test("react hooks - a provider given options makes one client per tab; two tabs share one socket", async ({ context, server }) => {
