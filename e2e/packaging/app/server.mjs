@@ -14,6 +14,13 @@ const replayed = [];
 for await (const event of inbox.replay({ tenantId: "acme" })) replayed.push(event.data.text);
 if (replayed.join(",") !== "one,two,three") throw new Error(`replay gave ${replayed.join(",")}`);
 
+// The other entry points load in Node too (Deno's and Bun's need their runtime's globals).
+const { decodeCursor } = await import("@tidemark/shared");
+const edge = await import("@tidemark/server/edge");
+const workers = await import("@tidemark/server/edge/workers");
+if (decodeCursor(receipts[0].cursor).sequence !== receipts[0].streamSequence) throw new Error("@tidemark/shared decodes another cursor");
+if (typeof edge.createSync !== "function" || typeof workers.defineBridgeObject !== "function") throw new Error("an edge entry point is missing its exports");
+
 const bridge = createNodeBridge({
   sync,
   topics: [{ topic: inbox, authorize: () => true }],
