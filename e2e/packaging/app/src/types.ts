@@ -1,0 +1,31 @@
+// `tsc --noEmit` in the scratch app: every public entry point and type resolves from the
+// installed tarballs (their `exports`, `types` and `.d.ts` files), with no workspace paths.
+import type { Cursor, ErrorCode, TidemarkEvent } from "@tidemark/shared";
+import { InvalidCursorError, RetentionGapError, TidemarkError, decodeCursor } from "@tidemark/shared";
+import type { BridgeOptions, Sync, Topic, TopicOptions } from "@tidemark/server";
+import { createNodeBridge, createSync, lazySync, serveBridge, tokenAuthenticator } from "@tidemark/server";
+import { createSync as createEdgeSync } from "@tidemark/server/edge";
+import { createDenoBridge } from "@tidemark/server/edge/deno";
+import { createBunBridge } from "@tidemark/server/edge/bun";
+import { defineBridgeObject, routeToBridge } from "@tidemark/server/edge/workers";
+import type { Client, ClientOptions, ClientState, Feed, FeedItem, Status } from "@tidemark/client";
+import { backoffDelay, createClient } from "@tidemark/client";
+import type { ConnectionState, FeedState, FeedStatus, TidemarkProviderProps } from "@tidemark/react";
+import { TidemarkProvider, useConnection, useFeed, useLiveFeed } from "@tidemark/react";
+
+type Note = { text: string };
+export const checks = {
+  event: (e: TidemarkEvent<Note>): string => e.data.text,
+  cursor: (c: Cursor): string => c,
+  code: (e: TidemarkError): ErrorCode => e.code,
+  gap: (e: RetentionGapError): number => e.firstAvailableSequence,
+  topic: (s: Sync): Topic<Note> => s.topic<Note>({ id: "inbox" } satisfies TopicOptions),
+  bridge: (o: Omit<BridgeOptions<{ id: string }>, "upgradeWebSocket">) => createNodeBridge(o),
+  options: (o: ClientOptions): Client => createClient(o),
+  state: (s: ClientState): Status => s.status,
+  feed: (f: Feed<Note>): readonly FeedItem<Note>[] => f.items,
+  react: (s: FeedState<Note>): FeedStatus => s.status,
+  connection: (c: ConnectionState): number => c.tabs,
+  props: (p: TidemarkProviderProps) => p.children,
+  values: [InvalidCursorError, decodeCursor, createSync, lazySync, serveBridge, tokenAuthenticator, createEdgeSync, createDenoBridge, createBunBridge, defineBridgeObject, routeToBridge, backoffDelay, TidemarkProvider, useConnection, useFeed, useLiveFeed],
+};

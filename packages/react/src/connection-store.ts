@@ -1,0 +1,43 @@
+/** This tab's connection (`client.onState`) as an external store for `useConnection`. */
+import type { Client, Status } from "@tidemark/client";
+import type { ClientSource } from "./client-source.js";
+
+/** What `useConnection` returns. */
+export interface ConnectionState {
+  /** `connecting`, `live`, `resuming` or `offline` (see the client's status table). */
+  readonly status: Status;
+  /** Tabs of this browser profile served by the same connection, this one included; 0 until known. */
+  readonly tabs: number;
+}
+
+/** Before the client reports, and in a server render. */
+export const INITIAL_CONNECTION: ConnectionState = Object.freeze({ status: "connecting", tabs: 0 });
+
+/** @internal */
+export class ConnectionStore {
+  private state: ConnectionState = INITIAL_CONNECTION;
+  private readonly listeners = new Set<() => void>();
+  private off: (() => void) | undefined;
+
+  constructor(private readonly source: ClientSource) {}
+
+  readonly getSnapshot = (): ConnectionState => this.state;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    if (!this.off) {
+      const client: Client = this.source.acquire();
+      this.off = client.onState(({ status, tabs }) => {
+        if (status === this.state.status && tabs === this.state.tabs) return;
+        this.state = Object.freeze({ status, tabs });
+        for (const l of [...this.listeners]) l();
+      });
+    }
+    return () => {
+      if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
+      this.off?.();
+      this.off = undefined;
+      this.source.release();
+    };
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * One feed as an external store for `useSyncExternalStore`: an immutable snapshot that changes
+ * only when the feed does. The client's feed opens with the first subscriber and closes a tick
+ * after the last one leaves, so StrictMode's double effects open one subscription, not two.
+ */
+import type { Client, Feed, FeedItem, Status } from "@tidemark/client";
+import type { ClientSource } from "./client-source.js";
+
+/** `hub`: history and resume (`client.feed`); `live`: new events only (`client.live`). */
+export type FeedMode = "hub" | "live";
+
+/**
+ * Where a feed is:
+ * - `loading`: no history yet (also on the server and in the first client render);
+ * - `connecting`, `live`, `resuming`, `offline`: history shown, and this tab's connection status;
+ * - `error`: the server refused or ended the feed (`error` says why).
+ */
+export type FeedStatus = "loading" | Status | "error";
+
+/** What `useFeed` and `useLiveFeed` return. The same object until something changes. */
+export interface FeedState<T = unknown> {
+  /** History, then new items, oldest first, each once (at most the client's `historyLimit`). */
+  readonly items: readonly FeedItem<T>[];
+  readonly status: FeedStatus;
+  /** Why the server refused or ended the feed (a `TidemarkError` with its `code`), if it did. */
+  readonly error: Feed<T>["error"];
+}
+
+/** The snapshot of a feed nobody opened yet, and of every feed in a server render. */
+export const EMPTY_FEED: FeedState<never> = Object.freeze({ items: Object.freeze([]) as readonly never[], status: "loading", error: undefined });
+
+/** @internal */
+export class FeedStore<T> {
+  private state: FeedState<T> = EMPTY_FEED;
+  private readonly listeners = new Set<() => void>();
+  private open: { client: Client; feed: Feed<T>; offs: (() => void)[]; history: boolean } | undefined;
+  private closeTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly source: ClientSource,
+    readonly mode: FeedMode,
+    readonly topic: string,
+    readonly tenantId: string | undefined,
+  ) {}
+
+  readonly getSnapshot = (): FeedState<T> => this.state;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    clearTimeout(this.closeTimer);
+    if (!this.open) this.start();
+    return () => {
+      if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
+      clearTimeout(this.closeTimer);
+      this.closeTimer = setTimeout(() => {
+        if (this.listeners.size === 0) this.stop();
+      }, 0);
+    };
+  };
+
+  private start(): void {
+    const client = this.source.acquire();
+    const spec = this.tenantId === undefined ? { topic: this.topic } : { topic: this.topic, tenantId: this.tenantId };
+    const feed = this.mode === "hub" ? client.feed<T>(spec) : client.live<T>(spec);
+    const open = { client, feed, offs: [] as (() => void)[], history: false };
+    this.open = open;
+    open.offs.push(
+      feed.onItems((_items, { history }) => {
+        if (history) open.history = true;
+        this.update(true);
+      }),
+      feed.onError(() => this.update(false)),
+      client.onState(() => this.update(false)),
+    );
+  }
+
+  private stop(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    for (const off of open.offs) off();
+    open.feed.close();
+    this.state = EMPTY_FEED;
+    this.source.release();
+  }
+
+  /** Makes a new snapshot if anything a component shows changed, and tells the subscribers. */
+  private update(itemsChanged: boolean): void {
+    const open = this.open;
+    if (!open) return;
+    const { feed, client } = open;
+    const status: FeedStatus = feed.error ? "error" : open.history ? client.state.status : "loading";
+    const items = itemsChanged ? feed.items.slice() : this.state.items;
+    if (!itemsChanged && status === this.state.status && feed.error === this.state.error) return;
+    this.state = Object.freeze({ items, status, error: feed.error });
+    for (const listener of [...this.listeners]) listener();
+  }
+}
