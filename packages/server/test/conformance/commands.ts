@@ -1,0 +1,108 @@
+/**
+ * fast-check commands of the cursor-contract model: each does one thing to the world and checks
+ * the readers against the model. `toString()` is what a failing run prints as its command list.
+ */
+import fc from "fast-check";
+import type { HeldPath, Path } from "./paths.js";
+import type { World } from "./world.js";
+
+type Cmd = fc.AsyncCommand<World, World>;
+
+/** Readers of the suite and their tenants; `c` and topic-wide events are other tenants' traffic. */
+export const READERS = { ra: "a", rb: "b" } as const;
+type ReaderName = keyof typeof READERS;
+const readerName = fc.constantFrom<ReaderName>("ra", "rb");
+
+class Publish implements Cmd {
+  constructor(
+    readonly tenant: string | undefined,
+    readonly key: string | undefined,
+  ) {}
+  check = () => true;
+  run = (_: World, w: World) => w.publish(this.tenant, this.key);
+  toString = () => `publish(${this.tenant ?? "-"}${this.key ? `, key ${this.key}` : ""})`;
+}
+
+class Pressure implements Cmd {
+  constructor(
+    readonly tenant: string | undefined,
+    readonly count: number,
+  ) {}
+  check = () => true;
+  run = (_: World, w: World) => w.pressure(this.tenant, this.count);
+  toString = () => `pressure(${this.tenant ?? "-"} x${this.count})`;
+}
+
+class Recreate implements Cmd {
+  constructor(readonly by: "self" | "other") {}
+  check = () => true;
+  run = (_: World, w: World) => w.recreate(this.by);
+  toString = () => `recreate(by ${this.by})`;
+}
+
+class Save implements Cmd {
+  constructor(
+    readonly reader: ReaderName,
+    readonly how: "watermark" | "latest",
+  ) {}
+  check = (m: Readonly<World>) => !m.readers[this.reader]!.held;
+  run = (_: World, w: World) => w.save(this.reader, this.how);
+  toString = () => `save(${this.reader}, ${this.how})`;
+}
+
+class Resume implements Cmd {
+  constructor(
+    readonly reader: ReaderName,
+    readonly path: Path,
+  ) {}
+  check = () => true;
+  run = (_: World, w: World) => w.resume(this.reader, this.path);
+  toString = () => `resume(${this.reader}, ${this.path})`;
+}
+
+class Hold implements Cmd {
+  constructor(
+    readonly reader: ReaderName,
+    readonly path: HeldPath,
+  ) {}
+  check = (m: Readonly<World>) => !m.readers[this.reader]!.held;
+  run = (_: World, w: World) => w.hold(this.reader, this.path);
+  toString = () => `hold(${this.reader}, ${this.path})`;
+}
+
+class Release implements Cmd {
+  constructor(readonly reader: ReaderName) {}
+  check = (m: Readonly<World>) => !!m.readers[this.reader]!.held;
+  run = (_: World, w: World) => w.release(this.reader);
+  toString = () => `release(${this.reader})`;
+}
+
+class RestartBridge implements Cmd {
+  check = () => true;
+  run = (_: World, w: World) => w.restartBridge();
+  toString = () => "restartBridge()";
+}
+
+class Idle implements Cmd {
+  constructor(readonly ms: number) {}
+  check = () => true;
+  run = (_: World, w: World) => w.idle(this.ms);
+  toString = () => `idle(${this.ms} ms)`;
+}
+
+const tenant = fc.constantFrom<string | undefined>("a", "b", "c", undefined);
+
+/** Every command of the model, weighted towards traffic and resumes. */
+export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
+  fc.tuple(tenant, fc.constantFrom<string | undefined>(undefined, "k1", "k2")).map(([t, k]) => new Publish(t, k)),
+  fc.tuple(tenant, fc.constantFrom<string | undefined>(undefined, "k1", "k2")).map(([t, k]) => new Publish(t, k)),
+  fc.tuple(fc.constantFrom<string | undefined>("c", "b", undefined), fc.integer({ min: 2, max: 9 })).map(([t, n]) => new Pressure(t, n)),
+  fc.constantFrom<"self" | "other">("self", "other").map((by) => new Recreate(by)),
+  fc.tuple(readerName, fc.constantFrom<"watermark" | "latest">("watermark", "latest")).map(([r, h]) => new Save(r, h)),
+  fc.tuple(readerName, fc.constantFrom<Path>("replay", "follow", "hub", "bridge")).map(([r, p]) => new Resume(r, p)),
+  fc.tuple(readerName, fc.constantFrom<Path>("replay", "follow", "hub", "bridge")).map(([r, p]) => new Resume(r, p)),
+  fc.tuple(readerName, fc.constantFrom<HeldPath>("hub", "bridge")).map(([r, p]) => new Hold(r, p)),
+  readerName.map((r) => new Release(r)),
+  fc.constant(new RestartBridge()),
+  fc.integer({ min: 100, max: 1_500 }).map((ms) => new Idle(ms)),
+];

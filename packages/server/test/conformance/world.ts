@@ -1,0 +1,252 @@
+/**
+ * One model run: the model, the real system, and the readers (each a tenant, a saved position
+ * and maybe a held subscription). Each command does the same thing to both sides and checks
+ * what the real readers delivered against what the model predicts.
+ */
+import type { TidemarkEvent } from "../../src/index.js";
+import { CursorModel, describeExpectation, type Expectation, type Position } from "./model.js";
+import { HeldReader, resume, type HeldPath, type Observed, type Path } from "./paths.js";
+import { sleep } from "./pump.js";
+import type { Payload, System } from "./system.js";
+
+/** How long an idle held bridge subscription may take to get a fresh `caught_up`. */
+export const WATERMARK_WAIT_MS = 8_000;
+
+interface Held {
+  reader: HeldReader;
+  k: number;
+  /** Events after this sequence (of incarnation k) must reach the reader, each once, in order. */
+  startSeq: number;
+  /** What the subscription reported when it started (a bridge reset stays in its log). */
+  startReport: string;
+}
+
+export interface Reader {
+  tenant: string;
+  saved: Position;
+  held?: Held;
+}
+
+export class World {
+  readonly model = new CursorModel();
+  readonly readers: Record<string, Reader> = {};
+  #n = 0;
+
+  constructor(readonly system: System) {}
+
+  /** Provisions the topic, starts the bridge, and lets every reader save a first watermark. */
+  async init(tenants: Record<string, string>): Promise<void> {
+    await this.system.topic.head();
+    await this.system.startBridge();
+    await this.settle();
+    for (const [name, tenant] of Object.entries(tenants)) {
+      this.readers[name] = { tenant, saved: await this.watermark(tenant) };
+    }
+  }
+
+  async publish(tenant: string | undefined, key: string | undefined, pad = 0): Promise<void> {
+    await this.#publishOne(tenant, key, pad);
+    await this.settle();
+  }
+
+  /** Another tenant pushes the byte window forward. */
+  async pressure(tenant: string | undefined, count: number): Promise<void> {
+    for (let i = 0; i < count; i++) await this.#publishOne(tenant, undefined, 700);
+    await this.settle();
+  }
+
+  /** Destroys the topic (here or in another process) and re-creates it. */
+  async recreate(by: "self" | "other"): Promise<void> {
+    for (const name of Object.keys(this.readers)) if (this.readers[name]!.held) await this.release(name);
+    const topic = by === "self" ? this.system.topic : this.system.otherTopic;
+    if (by === "other") await topic.head(); // the other process uses the topic first
+    await topic.destroy();
+    await topic.head();
+    this.model.recreated();
+    await this.settle();
+  }
+
+  /** The seed's watermark (head first, then the tenant's latest), or the tenant's latest alone. */
+  async save(name: string, how: "watermark" | "latest"): Promise<void> {
+    const reader = this.readers[name]!;
+    if (how === "watermark") reader.saved = await this.watermark(reader.tenant);
+    else {
+      const latest = await this.#latest(reader.tenant);
+      if (latest) reader.saved = this.position(latest);
+    }
+  }
+
+  async resume(name: string, path: Path): Promise<void> {
+    const reader = this.readers[name]!;
+    const expected = this.model.expect(reader.saved, reader.tenant);
+    const observed = await resume(this.system, path, reader.tenant, reader.saved.cursor, expected);
+    this.check(`${path} resume of ${name} from ${this.show(reader.saved)}`, expected, observed, observed.report);
+    await this.#advance(reader, path, expected, observed);
+  }
+
+  async hold(name: string, path: HeldPath): Promise<void> {
+    const reader = this.readers[name]!;
+    const expected = this.model.expect(reader.saved, reader.tenant);
+    const held = await HeldReader.open(this.system, path, reader.tenant, reader.saved.cursor);
+    await held.settle(expected.kind === "events" ? expected.events.length : 0);
+    const observed = held.observed();
+    this.check(`held ${path} subscription of ${name} from ${this.show(reader.saved)}`, expected, observed, observed.report);
+    if (path === "hub" && expected.kind !== "events") {
+      await held.close();
+      reader.saved = await this.watermark(reader.tenant);
+      return;
+    }
+    const startSeq = observed.resetHead ? this.#checkHead(observed.resetHead, "reset head") : reader.saved.seq;
+    reader.held = { reader: held, k: this.model.k, startSeq, startReport: observed.report };
+  }
+
+  /**
+   * Closes a held subscription and saves its newest position. An idle bridge subscription must
+   * have been given a watermark the window has not overtaken (DESIGN §3: fresh `caught_up` before
+   * retention reaches the cursor).
+   */
+  async release(name: string): Promise<void> {
+    const reader = this.readers[name]!;
+    const held = reader.held!;
+    await this.#checkHeld(name, held);
+    const fresh = () => {
+      const p = held.reader.position();
+      return p !== undefined && this.model.resumable(this.system.topic.cursorSequence(p));
+    };
+    if (held.reader.path === "bridge") {
+      const end = Date.now() + WATERMARK_WAIT_MS;
+      while (!fresh() && Date.now() < end) await sleep(50);
+      const p = held.reader.position();
+      if (!fresh()) {
+        this.fail(`idle bridge subscription of ${name}: newest watermark ${p && this.system.topic.cursorSequence(p)} is behind the window ${JSON.stringify(this.model.window)} after ${WATERMARK_WAIT_MS} ms`);
+      }
+      const seq = this.system.topic.cursorSequence(p!);
+      if (seq > this.model.last) this.fail(`watermark ${seq} of ${name} is past the head ${this.model.last}`);
+    }
+    const p = held.reader.position();
+    await held.reader.close();
+    reader.held = undefined;
+    if (p !== undefined) reader.saved = { cursor: p, k: held.k, seq: this.system.topic.cursorSequence(p) };
+  }
+
+  /** Restarts the bridge: each held bridge subscription resumes from its newest position. */
+  async restartBridge(): Promise<void> {
+    const moved = Object.keys(this.readers).filter((n) => this.readers[n]!.held?.reader.path === "bridge");
+    for (const name of moved) await this.release(name);
+    await this.system.stopBridge();
+    await this.system.startBridge();
+    for (const name of moved) await this.hold(name, "bridge");
+  }
+
+  async idle(ms: number): Promise<void> {
+    await sleep(ms);
+    await this.settle();
+  }
+
+  /** Reads the window after a command and checks every held reader. */
+  async settle(): Promise<void> {
+    const window = await this.system.window();
+    if (!window) this.fail("the topic does not exist on the broker");
+    if (window.last !== this.model.last) this.fail(`the stream's last sequence is ${window.last}, the model's ${this.model.last}`);
+    this.model.window = window;
+    for (const [name, reader] of Object.entries(this.readers)) if (reader.held) await this.#checkHeld(name, reader.held);
+  }
+
+  async dispose(): Promise<void> {
+    for (const reader of Object.values(this.readers)) await reader.held?.reader.close();
+    await this.system.dispose();
+  }
+
+  position(cursor: string): Position {
+    return { cursor, k: this.model.k, seq: this.system.topic.cursorSequence(cursor) };
+  }
+
+  /** Compares what a reader saw with the model; throws with both on a difference. */
+  check(label: string, expected: Expectation, observed: Observed, report: string): void {
+    const want = expected.kind === "events" ? "none" : expected.kind;
+    const got = observed.events.map((e) => e.streamSequence);
+    const wantEvents = expected.kind === "events" ? expected.events : [];
+    const same =
+      report === want &&
+      got.length === wantEvents.length &&
+      wantEvents.every((m, i) => sameEvent(observed.events[i]!, m.receipt, m.tenant));
+    if (!same) {
+      this.fail(`${label}: expected ${describeExpectation(expected)}, got ${report === "none" ? "" : report + " "}events [${got.join(",")}]` +
+        (observed.events.length ? ` ids ${observed.events.map((e) => e.eventId).join(",")}` : ""));
+    }
+  }
+
+  fail(message: string): never {
+    const m = this.model;
+    throw new Error(`${message}\n  model: incarnation ${m.k}, window ${JSON.stringify(m.window)}, events ${m.current().map((e) => `${e.seq}:${e.tenant ?? "-"}`).join(" ")}`);
+  }
+
+  show(p: Position): string {
+    return `#${p.seq}${p.k === this.model.k ? "" : ` of incarnation ${p.k}`}`;
+  }
+
+  async #publishOne(tenant: string | undefined, key: string | undefined, pad: number): Promise<void> {
+    const original = this.model.duplicateOf(tenant, key);
+    const receipt = await this.system.topic.publish({ data: { n: ++this.#n, pad: pad ? "x".repeat(pad) : undefined }, tenantId: tenant, idempotencyKey: key });
+    const label = `publish(${tenant ?? "-"}, key ${key ?? "-"})`;
+    if (original) {
+      const o = original.receipt;
+      if (!receipt.duplicate || receipt.eventId !== o.eventId || receipt.cursor !== o.cursor || receipt.streamSequence !== o.streamSequence) {
+        this.fail(`${label}: expected a duplicate of #${o.streamSequence}, got ${JSON.stringify({ ...receipt, cursor: undefined })}`);
+      }
+      return;
+    }
+    if (receipt.duplicate || receipt.streamSequence !== this.model.last + 1) {
+      this.fail(`${label}: expected a new event #${this.model.last + 1}, got ${receipt.duplicate ? "a duplicate of " : ""}#${receipt.streamSequence}`);
+    }
+    this.model.stored(tenant, key, receipt);
+  }
+
+  async watermark(tenant: string): Promise<Position> {
+    const head = await this.system.topic.head();
+    this.#checkHead(head, "head()");
+    const latest = await this.#latest(tenant);
+    const seq = (c: string) => this.system.topic.cursorSequence(c);
+    return this.position(latest && seq(latest) > seq(head) ? latest : head);
+  }
+
+  async #latest(tenant: string): Promise<string | undefined> {
+    const latest = await this.system.topic.latestCursor({ tenantId: tenant });
+    const want = this.model.latestRetained(tenant);
+    if ((latest ?? "") !== (want?.receipt.cursor ?? "")) {
+      this.fail(`latestCursor(${tenant}): expected ${want ? `#${want.seq}` : "undefined"}${want ? "" : ""}, got ${latest === undefined ? "undefined" : `#${this.system.topic.cursorSequence(latest)} (${latest})`}`);
+    }
+    return latest;
+  }
+
+  #checkHead(cursor: string, what: string): number {
+    const seq = this.system.topic.cursorSequence(cursor);
+    if (seq !== this.model.last) this.fail(`${what}: expected #${this.model.last}, got #${seq}`);
+    return seq;
+  }
+
+  async #checkHeld(name: string, held: Held): Promise<void> {
+    const reader = this.readers[name]!;
+    const events = this.model.current().filter((e) => e.k === held.k && e.tenant === reader.tenant && e.seq > held.startSeq);
+    await held.reader.settle(events.length);
+    const observed = held.reader.observed();
+    const expected: Expectation = { kind: "events", events };
+    // Events are checked against the model; the report must not change after the start.
+    this.check(`held ${held.reader.path} subscription of ${name} (from #${held.startSeq})`, expected, observed, observed.report === held.startReport ? "none" : observed.report);
+  }
+
+  /** A reader's saved position after a resume: its newest event or watermark, or a reload. */
+  async #advance(reader: Reader, path: Path, expected: Expectation, observed: Observed): Promise<void> {
+    if (path === "bridge" && observed.caughtUp) {
+      const seq = this.system.topic.cursorSequence(observed.caughtUp);
+      const floor = observed.events.at(-1)?.streamSequence ?? (expected.kind === "events" ? reader.saved.seq : this.model.last);
+      if (seq < floor || seq > this.model.last) this.fail(`caught_up #${seq} is outside [${floor}, ${this.model.last}]`);
+      reader.saved = this.position(observed.caughtUp);
+    } else if (expected.kind !== "events") reader.saved = await this.watermark(reader.tenant);
+    else if (observed.events.length) reader.saved = this.position(observed.events.at(-1)!.cursor);
+  }
+}
+
+function sameEvent(e: TidemarkEvent<Payload>, receipt: { eventId: string; cursor: string; streamSequence: number }, tenant: string | undefined): boolean {
+  return e.eventId === receipt.eventId && e.cursor === receipt.cursor && e.streamSequence === receipt.streamSequence && e.tenantId === tenant;
+}
