@@ -9,9 +9,9 @@ import type { World } from "./world.js";
 type Cmd = fc.AsyncCommand<World, World>;
 
 /** Readers of the suite and their tenants; `c` and topic-wide events are other tenants' traffic. */
-export const READERS = { ra: "a", rb: "b" } as const;
+export const READERS = { ra: "a", rb: "b", all: undefined } as const;
 type ReaderName = keyof typeof READERS;
-const readerName = fc.constantFrom<ReaderName>("ra", "rb");
+const readerName = fc.constantFrom<ReaderName>("ra", "rb", "ra", "rb", "all");
 
 class Publish implements Cmd {
   constructor(
@@ -41,13 +41,31 @@ class Recreate implements Cmd {
 }
 
 class Save implements Cmd {
+  /** A number saves the corrupted string `NOT_CURSORS[n]`. */
   constructor(
     readonly reader: ReaderName,
-    readonly how: "watermark" | "latest",
+    readonly how: "watermark" | "latest" | number,
   ) {}
   check = (m: Readonly<World>) => !m.readers[this.reader]!.held;
   run = (_: World, w: World) => w.save(this.reader, this.how);
-  toString = () => `save(${this.reader}, ${this.how})`;
+  toString = () => `save(${this.reader}, ${typeof this.how === "number" ? `not-a-cursor ${this.how}` : this.how})`;
+}
+
+class ReplayUntil implements Cmd {
+  constructor(
+    readonly reader: ReaderName,
+    readonly untilOf: ReaderName,
+  ) {}
+  check = () => true;
+  run = (_: World, w: World) => w.replayUntil(this.reader, this.untilOf);
+  toString = () => `replayUntil(${this.reader}, until ${this.untilOf}'s cursor)`;
+}
+
+class LiveProbe implements Cmd {
+  constructor(readonly tenant: string | undefined) {}
+  check = () => true;
+  run = (_: World, w: World) => w.liveProbe(this.tenant);
+  toString = () => `liveProbe(${this.tenant ?? "-"})`;
 }
 
 class Resume implements Cmd {
@@ -98,7 +116,9 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.tuple(tenant, fc.constantFrom<string | undefined>(undefined, "k1", "k2")).map(([t, k]) => new Publish(t, k)),
   fc.tuple(fc.constantFrom<string | undefined>("c", "b", undefined), fc.integer({ min: 2, max: 9 })).map(([t, n]) => new Pressure(t, n)),
   fc.constantFrom<"self" | "other">("self", "other").map((by) => new Recreate(by)),
-  fc.tuple(readerName, fc.constantFrom<"watermark" | "latest">("watermark", "latest")).map(([r, h]) => new Save(r, h)),
+  fc.tuple(readerName, fc.constantFrom<"watermark" | "latest" | number>("watermark", "latest", "watermark", "latest", 0, 1, 2, 3)).map(([r, h]) => new Save(r, h)),
+  fc.tuple(readerName, readerName).map(([r, u]) => new ReplayUntil(r, u)),
+  tenant.map((t) => new LiveProbe(t)),
   fc.tuple(readerName, fc.constantFrom<Path>("replay", "follow", "hub", "bridge")).map(([r, p]) => new Resume(r, p)),
   fc.tuple(readerName, fc.constantFrom<Path>("replay", "follow", "hub", "bridge")).map(([r, p]) => new Resume(r, p)),
   fc.tuple(readerName, fc.constantFrom<HeldPath>("hub", "bridge")).map(([r, p]) => new Hold(r, p)),

@@ -10,7 +10,7 @@
 export interface Position {
   /** The real cursor string, as the system handed it out. */
   cursor: string;
-  /** Model incarnation: 0 for the first stream, +1 per destroy and re-create. */
+  /** Model incarnation: 0 for the first stream, +1 per destroy and re-create; -1: not a cursor. */
   k: number;
   seq: number;
 }
@@ -33,7 +33,8 @@ export interface ModelEvent {
 export type Expectation =
   | { kind: "events"; events: ModelEvent[] }
   | { kind: "gap" }
-  | { kind: "mismatch" };
+  | { kind: "mismatch" }
+  | { kind: "invalid" };
 
 /** The retained window as stream info reports it: `first` = last + 1 when nothing is retained. */
 export interface Window {
@@ -78,9 +79,12 @@ export class CursorModel {
     this.window = { first: 0, last: 0 };
   }
 
-  /** Events of `tenant` in the current incarnation after `seq` (all of them, retained or not). */
-  tenantEventsAfter(tenant: string | undefined, seq: number): ModelEvent[] {
-    return this.current().filter((e) => e.tenant === tenant && e.seq > seq);
+  /**
+   * Events a reader of `tenant` sees in the current incarnation after `seq` (all of them,
+   * retained or not); `tenant` undefined reads the whole topic.
+   */
+  tenantEventsAfter(tenant: string | undefined, seq: number, until = Infinity): ModelEvent[] {
+    return this.current().filter((e) => sees(tenant, e) && e.seq > seq && e.seq <= until);
   }
 
   /**
@@ -88,10 +92,13 @@ export class CursorModel {
    * window no longer starts right after the position (every removal counts, whoever's events
    * they were), else exactly the tenant's events after it, in order.
    */
-  expect(from: Position, tenant: string | undefined): Expectation {
+  expect(from: Position, tenant: string | undefined, until = Infinity): Expectation {
+    if (from.k < 0) return { kind: "invalid" };
     if (from.k !== this.k) return { kind: "mismatch" };
+    // replay({ after, until }) with until <= after: an empty range, nothing to miss.
+    if (until <= from.seq) return { kind: "events", events: [] };
     if (this.window.first > from.seq + 1) return { kind: "gap" };
-    return { kind: "events", events: this.tenantEventsAfter(tenant, from.seq) };
+    return { kind: "events", events: this.tenantEventsAfter(tenant, from.seq, until) };
   }
 
   /** True when a reader at `seq` of the current incarnation could resume without a gap. */
@@ -101,8 +108,13 @@ export class CursorModel {
 
   /** Newest retained event of the tenant in this incarnation (what `latestCursor` names). */
   latestRetained(tenant: string | undefined): ModelEvent | undefined {
-    return this.current().filter((e) => e.tenant === tenant && e.seq >= this.window.first).at(-1);
+    return this.current().filter((e) => sees(tenant, e) && e.seq >= this.window.first).at(-1);
   }
+}
+
+/** A tenant reader sees its tenant's events; a reader without tenant sees the whole topic. */
+export function sees(tenant: string | undefined, e: ModelEvent): boolean {
+  return tenant === undefined || e.tenant === tenant;
 }
 
 function keyOf(tenant: string | undefined, key: string): string {

@@ -39,7 +39,7 @@ export function reportOf(err: (Error & { code?: string }) | undefined): string {
 const RESET_REPORTS: Record<string, string> = { retention_gap: "gap", cursor_mismatch: "mismatch", invalid_cursor: "invalid" };
 
 /** Resumes once from `after` through `path`, reads until caught up, and stops. */
-export async function resume(system: System, path: Path, tenant: string, after: string, expected: Expectation): Promise<Observed> {
+export async function resume(system: System, path: Path, tenant: string | undefined, after: string, expected: Expectation): Promise<Observed> {
   if (path === "replay") {
     const events: TidemarkEvent<Payload>[] = [];
     try {
@@ -76,11 +76,11 @@ export class HeldReader {
 
   private constructor(
     readonly path: HeldPath,
-    readonly tenant: string,
+    readonly tenant: string | undefined,
   ) {}
 
   /** Subscribes from `after`; a bridge subscription is returned once it said `caught_up` (or reset). */
-  static async open(system: System, path: HeldPath, tenant: string, after: string): Promise<HeldReader> {
+  static async open(system: System, path: HeldPath, tenant: string | undefined, after: string): Promise<HeldReader> {
     const held = new HeldReader(path, tenant);
     if (path === "hub") {
       held.#pump = new Pump<Payload>((signal) => system.topic.hub({ tenantId: tenant }).subscribe({ after, signal }));
@@ -88,8 +88,11 @@ export class HeldReader {
     }
     const client = await TestClient.connect(system.wsUrl, READER_TOKEN);
     held.#client = client;
-    const subscribed = await client.subscribe({ id: "r", topic: system.id, tenantId: tenant, cursor: after });
-    held.#hub = String(subscribed.hub);
+    client.send({ type: "subscribe", id: "r", mode: "hub", topic: system.id, tenantId: tenant, cursor: after });
+    // Any error frame answers (a refused cursor string would come without the id).
+    const reply = await client.next((f) => (f.type === "subscribed" && f.id === "r") || f.type === "error", WAIT_MS).catch(() => undefined);
+    if (reply?.type !== "subscribed") return held;
+    held.#hub = String(reply.hub);
     await client.next((f) => f.type === "caught_up" || f.type === "unsubscribed", WAIT_MS).catch(() => undefined);
     return held;
   }

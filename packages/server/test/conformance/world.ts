@@ -4,8 +4,8 @@
  * what the real readers delivered against what the model predicts.
  */
 import type { TidemarkEvent } from "../../src/index.js";
-import { CursorModel, describeExpectation, type Expectation, type Position } from "./model.js";
-import { HeldReader, resume, type HeldPath, type Observed, type Path } from "./paths.js";
+import { CursorModel, describeExpectation, sees, type Expectation, type Position } from "./model.js";
+import { HeldReader, reportOf, resume, WAIT_MS, type HeldPath, type Observed, type Path } from "./paths.js";
 import { sleep } from "./pump.js";
 import type { Payload, System } from "./system.js";
 
@@ -21,8 +21,12 @@ interface Held {
   startReport: string;
 }
 
+/** Strings a corrupted store could hand back as a saved cursor: each is answered, never fatal. */
+export const NOT_CURSORS = ["", "garbage", `s6t.${"x".repeat(1_100)}`, "s6t.W10.1"];
+
 export interface Reader {
-  tenant: string;
+  /** Undefined: a reader of the whole topic. */
+  tenant: string | undefined;
   saved: Position;
   held?: Held;
 }
@@ -35,7 +39,7 @@ export class World {
   constructor(readonly system: System) {}
 
   /** Provisions the topic, starts the bridge, and lets every reader save a first watermark. */
-  async init(tenants: Record<string, string>): Promise<void> {
+  async init(tenants: Record<string, string | undefined>): Promise<void> {
     await this.system.topic.head();
     await this.system.startBridge();
     await this.settle();
@@ -67,9 +71,10 @@ export class World {
   }
 
   /** The seed's watermark (head first, then the tenant's latest), or the tenant's latest alone. */
-  async save(name: string, how: "watermark" | "latest"): Promise<void> {
+  async save(name: string, how: "watermark" | "latest" | number): Promise<void> {
     const reader = this.readers[name]!;
-    if (how === "watermark") reader.saved = await this.watermark(reader.tenant);
+    if (typeof how === "number") reader.saved = { cursor: NOT_CURSORS[how % NOT_CURSORS.length]!, k: -1, seq: -1 };
+    else if (how === "watermark") reader.saved = await this.watermark(reader.tenant);
     else {
       const latest = await this.#latest(reader.tenant);
       if (latest) reader.saved = this.position(latest);
@@ -82,6 +87,41 @@ export class World {
     const observed = await resume(this.system, path, reader.tenant, reader.saved.cursor, expected);
     this.check(`${path} resume of ${name} from ${this.show(reader.saved)}`, expected, observed, observed.report);
     await this.#advance(reader, path, expected, observed);
+  }
+
+  /** `replay({ after, until })` with `until` the other reader's position (or the head). */
+  async replayUntil(name: string, untilOf: string): Promise<void> {
+    const reader = this.readers[name]!;
+    const other = this.readers[untilOf]!.saved;
+    const until = other.k === this.model.k ? other : this.position(await this.system.topic.head());
+    const expected = this.model.expect(reader.saved, reader.tenant, until.seq);
+    const events: TidemarkEvent<Payload>[] = [];
+    let report = "none";
+    try {
+      for await (const e of this.system.topic.replay({ after: reader.saved.cursor, until: until.cursor, tenantId: reader.tenant })) events.push(e);
+    } catch (err) {
+      report = reportOf(err as Error);
+    }
+    this.check(`replay of ${name} from ${this.show(reader.saved)} until ${this.show(until)}`, expected, { events, report }, report);
+  }
+
+  /** `live()` subscribes when it is called: an event published before the first read arrives. */
+  async liveProbe(tenant: string | undefined): Promise<void> {
+    const controller = new AbortController();
+    const iterator = this.system.topic.live({ tenantId: tenant, signal: controller.signal })[Symbol.asyncIterator]();
+    try {
+      await this.#publishOne(tenant, undefined, 0);
+      const want = this.model.current().at(-1)!.receipt;
+      const got = await Promise.race([iterator.next().catch((err: Error) => err), sleep(WAIT_MS).then(() => "nothing")]);
+      const event = typeof got === "object" && !(got instanceof Error) ? got.value : undefined;
+      if (event?.eventId !== want.eventId) {
+        this.fail(`live(${tenant ?? "-"}) called before a publish: expected #${want.streamSequence} first, got ${event ? `#${event.streamSequence}` : String(got)}`);
+      }
+    } finally {
+      controller.abort();
+      await iterator.return?.();
+    }
+    await this.settle();
   }
 
   async hold(name: string, path: HeldPath): Promise<void> {
@@ -182,6 +222,7 @@ export class World {
   }
 
   show(p: Position): string {
+    if (p.k < 0) return `not-a-cursor ${JSON.stringify(p.cursor.slice(0, 12))}`;
     return `#${p.seq}${p.k === this.model.k ? "" : ` of incarnation ${p.k}`}`;
   }
 
@@ -202,7 +243,7 @@ export class World {
     this.model.stored(tenant, key, receipt);
   }
 
-  async watermark(tenant: string): Promise<Position> {
+  async watermark(tenant: string | undefined): Promise<Position> {
     const head = await this.system.topic.head();
     this.#checkHead(head, "head()");
     const latest = await this.#latest(tenant);
@@ -210,11 +251,11 @@ export class World {
     return this.position(latest && seq(latest) > seq(head) ? latest : head);
   }
 
-  async #latest(tenant: string): Promise<string | undefined> {
+  async #latest(tenant: string | undefined): Promise<string | undefined> {
     const latest = await this.system.topic.latestCursor({ tenantId: tenant });
     const want = this.model.latestRetained(tenant);
     if ((latest ?? "") !== (want?.receipt.cursor ?? "")) {
-      this.fail(`latestCursor(${tenant}): expected ${want ? `#${want.seq}` : "undefined"}${want ? "" : ""}, got ${latest === undefined ? "undefined" : `#${this.system.topic.cursorSequence(latest)} (${latest})`}`);
+      this.fail(`latestCursor(${tenant ?? "-"}): expected ${want ? `#${want.seq}` : "undefined"}, got ${latest === undefined ? "undefined" : `#${this.system.topic.cursorSequence(latest)} (${latest})`}`);
     }
     return latest;
   }
@@ -227,7 +268,7 @@ export class World {
 
   async #checkHeld(name: string, held: Held): Promise<void> {
     const reader = this.readers[name]!;
-    const events = this.model.current().filter((e) => e.k === held.k && e.tenant === reader.tenant && e.seq > held.startSeq);
+    const events = this.model.current().filter((e) => e.k === held.k && sees(reader.tenant, e) && e.seq > held.startSeq);
     await held.reader.settle(events.length);
     const observed = held.reader.observed();
     const expected: Expectation = { kind: "events", events };
