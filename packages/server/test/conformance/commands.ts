@@ -34,10 +34,13 @@ class Pressure implements Cmd {
 }
 
 class Recreate implements Cmd {
-  constructor(readonly by: "self" | "other") {}
+  constructor(
+    readonly by: "self" | "other",
+    readonly keepHeld: boolean,
+  ) {}
   check = () => true;
-  run = (_: World, w: World) => w.recreate(this.by);
-  toString = () => `recreate(by ${this.by})`;
+  run = (_: World, w: World) => w.recreate(this.by, this.keepHeld);
+  toString = () => `recreate(by ${this.by}${this.keepHeld ? ", under held subscriptions" : ""})`;
 }
 
 class Save implements Cmd {
@@ -115,7 +118,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.tuple(tenant, fc.constantFrom<string | undefined>(undefined, "k1", "k2")).map(([t, k]) => new Publish(t, k)),
   fc.tuple(tenant, fc.constantFrom<string | undefined>(undefined, "k1", "k2")).map(([t, k]) => new Publish(t, k)),
   fc.tuple(fc.constantFrom<string | undefined>("c", "b", undefined), fc.integer({ min: 2, max: 9 })).map(([t, n]) => new Pressure(t, n)),
-  fc.constantFrom<"self" | "other">("self", "other").map((by) => new Recreate(by)),
+  fc.tuple(fc.constantFrom<"self" | "other">("self", "other"), fc.boolean()).map(([by, keep]) => new Recreate(by, keep)),
   fc.tuple(readerName, fc.constantFrom<"watermark" | "latest" | number>("watermark", "latest", "watermark", "latest", 0, 1, 2, 3)).map(([r, h]) => new Save(r, h)),
   fc.tuple(readerName, readerName).map(([r, u]) => new ReplayUntil(r, u)),
   tenant.map((t) => new LiveProbe(t)),

@@ -97,22 +97,30 @@ export class HeldReader {
     return held;
   }
 
+  /** Events since the newest `reset` (a bridge subscription goes on after the reset's head). */
   get events(): TidemarkEvent<Payload>[] {
     if (this.#pump) return this.#pump.events;
-    return this.#client!.log.filter((f) => f.type === "event" && f.hub === this.#hub).map((f) => f.event as TidemarkEvent<Payload>);
+    return this.#eventsOf(this.#client!.log.slice(this.#lastReset() + 1));
   }
 
-  /** Waits until `n` events arrived (or the reader failed), then a quiet moment for extras. */
-  async settle(n: number): Promise<void> {
+  /** Events delivered before the newest `reset`. */
+  eventsBeforeReset(): TidemarkEvent<Payload>[] {
+    if (this.#pump) return this.#pump.events;
+    const i = this.#lastReset();
+    return this.#eventsOf(i < 0 ? this.#client!.log : this.#client!.log.slice(0, i));
+  }
+
+  /** Waits until `n` events arrived (or the reader reported something), then a moment for extras. */
+  async settle(n: number, report = "none"): Promise<void> {
     const end = Date.now() + WAIT_MS;
-    while (this.events.length < n && this.observed().report === "none" && Date.now() < end) await sleep(20);
+    while (this.events.length < n && this.observed().report === report && Date.now() < end) await sleep(20);
     await sleep(n === this.events.length ? 50 : 0);
   }
 
   observed(): Observed {
     if (this.#pump) return { events: this.#pump.events, report: reportOf(this.#pump.error) };
     const log = this.#client!.log;
-    const reset = log.find((f) => f.type === "reset");
+    const reset = log[this.#lastReset()];
     const ended = log.find((f) => f.type === "unsubscribed" || f.type === "error");
     const caughtUp = log.filter((f) => f.type === "caught_up").at(-1);
     let report = reset ? (RESET_REPORTS[String(reset.reason)] ?? `reset ${String(reset.reason)}`) : "none";
@@ -124,6 +132,14 @@ export class HeldReader {
       resetHead: reset ? String(reset.head) : undefined,
       caughtUp: caughtUp ? String(caughtUp.cursor) : undefined,
     };
+  }
+
+  #lastReset(): number {
+    return this.#client!.log.findLastIndex((f) => f.type === "reset");
+  }
+
+  #eventsOf(frames: { type: string; hub?: unknown; event?: unknown }[]): TidemarkEvent<Payload>[] {
+    return frames.filter((f) => f.type === "event" && f.hub === this.#hub).map((f) => f.event as TidemarkEvent<Payload>);
   }
 
   /** The newest position the reader was given: its last event's cursor or a newer watermark. */

@@ -4,7 +4,8 @@
  * what the real readers delivered against what the model predicts.
  */
 import type { TidemarkEvent } from "../../src/index.js";
-import { CursorModel, describeExpectation, sees, type Expectation, type Position } from "./model.js";
+import { CursorModel, sees, type Expectation, type Position } from "./model.js";
+import { differs } from "./verdict.js";
 import { HeldReader, reportOf, resume, WAIT_MS, type HeldPath, type Observed, type Path } from "./paths.js";
 import { sleep } from "./pump.js";
 import type { Payload, System } from "./system.js";
@@ -59,15 +60,51 @@ export class World {
     await this.settle();
   }
 
-  /** Destroys the topic (here or in another process) and re-creates it. */
-  async recreate(by: "self" | "other"): Promise<void> {
-    for (const name of Object.keys(this.readers)) if (this.readers[name]!.held) await this.release(name);
+  /**
+   * Destroys the topic (here or in another process) and re-creates it. Held subscriptions are
+   * released first, or (`keepHeld`) kept: then one event of each held reader's tenant is
+   * published in the new incarnation, and each held subscription must report the mismatch
+   * (`CursorMismatchError`; on the bridge `reset cursor_mismatch`, going on from its head)
+   * without delivering a new-incarnation event as if it followed the old one.
+   */
+  async recreate(by: "self" | "other", keepHeld = false): Promise<void> {
+    const held = Object.keys(this.readers).filter((n) => this.readers[n]!.held);
+    if (!keepHeld) for (const name of held) await this.release(name);
     const topic = by === "self" ? this.system.topic : this.system.otherTopic;
     if (by === "other") await topic.head(); // the other process uses the topic first
     await topic.destroy();
     await topic.head();
     this.model.recreated();
+    if (!keepHeld) return this.settle();
+    for (const tenant of new Set(held.map((n) => this.readers[n]!.tenant))) await this.#publishOne(tenant, undefined, 0);
+    for (const name of held) await this.#crossed(name);
     await this.settle();
+  }
+
+  /** A held subscription after its topic was re-created under it. */
+  async #crossed(name: string): Promise<void> {
+    const reader = this.readers[name]!;
+    const held = reader.held!;
+    const end = Date.now() + WAIT_MS;
+    while (held.reader.observed().report !== "mismatch" && Date.now() < end) await sleep(20);
+    const observed = held.reader.observed();
+    const before = held.reader.eventsBeforeReset();
+    const old = this.#heldEvents(reader, held);
+    const label = `held ${held.reader.path} subscription of ${name} across a re-creation`;
+    this.check(label, { kind: "events", events: old }, { events: before, report: observed.report }, observed.report === "mismatch" ? "none" : `no mismatch within ${WAIT_MS} ms (${observed.report})`);
+    if (held.reader.path === "hub") {
+      await held.reader.close();
+      reader.held = undefined;
+      reader.saved = await this.watermark(reader.tenant);
+      return;
+    }
+    const head = this.system.topic.cursorSequence(observed.resetHead!);
+    if (head > this.model.last) this.fail(`${label}: reset head #${head} is past the head #${this.model.last}`);
+    reader.held = { reader: held.reader, k: this.model.k, startSeq: head, startReport: "mismatch" };
+  }
+
+  #heldEvents(reader: Reader, held: Held) {
+    return this.model.events.filter((e) => e.k === held.k && sees(reader.tenant, e) && e.seq > held.startSeq);
   }
 
   /** The seed's watermark (head first, then the tenant's latest), or the tenant's latest alone. */
@@ -203,17 +240,8 @@ export class World {
 
   /** Compares what a reader saw with the model; throws with both on a difference. */
   check(label: string, expected: Expectation, observed: Observed, report: string): void {
-    const want = expected.kind === "events" ? "none" : expected.kind;
-    const got = observed.events.map((e) => e.streamSequence);
-    const wantEvents = expected.kind === "events" ? expected.events : [];
-    const same =
-      report === want &&
-      got.length === wantEvents.length &&
-      wantEvents.every((m, i) => sameEvent(observed.events[i]!, m.receipt, m.tenant));
-    if (!same) {
-      this.fail(`${label}: expected ${describeExpectation(expected)}, got ${report === "none" ? "" : report + " "}events [${got.join(",")}]` +
-        (observed.events.length ? ` ids ${observed.events.map((e) => e.eventId).join(",")}` : ""));
-    }
+    const difference = differs(expected, observed, report);
+    if (difference) this.fail(`${label}: ${difference}`);
   }
 
   fail(message: string): never {
@@ -268,8 +296,8 @@ export class World {
 
   async #checkHeld(name: string, held: Held): Promise<void> {
     const reader = this.readers[name]!;
-    const events = this.model.current().filter((e) => e.k === held.k && sees(reader.tenant, e) && e.seq > held.startSeq);
-    await held.reader.settle(events.length);
+    const events = this.#heldEvents(reader, held);
+    await held.reader.settle(events.length, held.startReport);
     const observed = held.reader.observed();
     const expected: Expectation = { kind: "events", events };
     // Events are checked against the model; the report must not change after the start.
@@ -286,8 +314,4 @@ export class World {
     } else if (expected.kind !== "events") reader.saved = await this.watermark(reader.tenant);
     else if (observed.events.length) reader.saved = this.position(observed.events.at(-1)!.cursor);
   }
-}
-
-function sameEvent(e: TidemarkEvent<Payload>, receipt: { eventId: string; cursor: string; streamSequence: number }, tenant: string | undefined): boolean {
-  return e.eventId === receipt.eventId && e.cursor === receipt.cursor && e.streamSequence === receipt.streamSequence && e.tenantId === tenant;
 }
