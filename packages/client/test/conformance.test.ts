@@ -49,6 +49,28 @@ class EngineWorld {
     await this.world.recreate(by);
   }
 
+  /**
+   * Re-creates the topic under the open feed, then publishes an event of the tenant: the bridge
+   * must reset the feed (`cursor_mismatch`), so the tab shows one gap marker and then only what
+   * follows the reset's head.
+   */
+  async recreateUnderFeed(by: "self" | "other"): Promise<void> {
+    await this.settle();
+    const resets = () => this.reader.frames().flat().filter((f) => f.type === "reset").length;
+    const before = resets();
+    await this.world.recreate(by);
+    await this.world.publish(TENANT, undefined);
+    const end = Date.now() + WAIT_MS;
+    while (resets() === before && Date.now() < end) await sleep(20);
+    const reset = this.reader.frames().flat().filter((f) => f.type === "reset").at(-1);
+    if (resets() === before || reset?.reason !== "cursor_mismatch") {
+      this.world.fail(`the feed was not reset after its topic was re-created (last reset: ${JSON.stringify(reset)})`);
+    }
+    const head = this.world.system.topic.cursorSequence(String(reset.head));
+    this.expected.push("gap:cursor_mismatch", ...this.world.model.tenantEventsAfter(TENANT, head).map((e) => `${e.seq}:${e.receipt.eventId}`));
+    await this.settle();
+  }
+
   async offline(): Promise<void> {
     this.#offlineAt = await this.#freshPosition("going offline");
     await this.reader.setOnline(false);
@@ -136,6 +158,9 @@ const commands: fc.Arbitrary<Cmd>[] = [
     command(`pressure(${t ?? "-"} x${n})`, always, (w) => w.pressure(t, n)),
   ),
   fc.constantFrom<"self" | "other">("self", "other").map((by) => command(`recreate(by ${by})`, (w) => !w.reader.online, (w) => w.recreate(by))),
+  fc.constantFrom<"self" | "other">("self", "other").map((by) =>
+    command(`recreateUnderFeed(by ${by})`, (w) => w.reader.online, (w) => w.recreateUnderFeed(by)),
+  ),
   fc.constant(command("offline()", (w) => w.reader.online, (w) => w.offline())),
   fc.constant(command("online()", (w) => !w.reader.online, (w) => w.online())),
   fc.constant(command("restartBridge()", always, (w) => w.restartBridge())),
