@@ -44,7 +44,7 @@ export class EngineReader {
   static async open(url: string, topic: string, tenant: string): Promise<EngineReader> {
     const reader = new EngineReader(tenant);
     reader.#firstSocket = sockets.length;
-    const config: EngineConfig = { url, backoff: { baseMs: 50, maxMs: 300 }, historyLimit: 1_000, tabTimeoutMs: 600_000, tokenRefreshMs: 0, database: "" };
+    const config: EngineConfig = { url, backoff: { baseMs: 50, maxMs: 300 }, historyLimit: 1_000, tabTimeoutMs: 600_000, tokenRefreshMs: 0, database: "", principal: null };
     await reader.engine.attach({ id: "t", focused: true }, config, (m) => reader.#receive(m), () => READER_TOKEN);
     await reader.engine.open("t", { id: "f", mode: "hub", topic, tenantId: tenant, effects: false });
     return reader;
@@ -90,6 +90,11 @@ export class EngineReader {
   #receive(m: TabMessage): void {
     this.messages.push(m);
     if (m.type !== "snapshot" && m.type !== "items") return;
+    if (m.type === "snapshot" && m.replace) {
+      // Another user or a refusal: the snapshot replaces what the tab showed.
+      this.#views.delete(m.sub);
+      this.#shown.delete(m.sub);
+    }
     const view = this.#views.get(m.sub) ?? new TabView();
     this.#views.set(m.sub, view);
     this.#shown.set(m.sub, [...(this.#shown.get(m.sub) ?? []), ...view.accept(m.items)]);
