@@ -41,7 +41,7 @@ class EngineWorld {
   }
 
   async pressure(tenant: string | undefined, count: number): Promise<void> {
-    await this.world.pressure(tenant, count);
+    await this.world.pressure(tenant, count, this.reader.online);
     await this.settle();
   }
 

@@ -14,6 +14,19 @@ export interface Payload {
 /** The principal of the raw bridge clients; it may read every tenant. */
 export const READER_TOKEN = "model-reader";
 
+/**
+ * Hubs look at the retained window every 100 ms (default 2 s) so idle watermarks keep up with
+ * the suite's small window; see PRESSURE_PACE_MS.
+ */
+export const HUB_OPTIONS = { windowPollMs: 100 };
+
+/**
+ * While subscriptions are held, retention pressure publishes one padded event per 250 ms: the
+ * documented bound of idle watermarks (docs/bridge.md, "Hubs") is a window that does not turn
+ * over faster than the hubs look at it. Without held subscriptions pressure comes in a burst.
+ */
+export const PRESSURE_PACE_MS = 250;
+
 /** A small window: about 6 padded events or 30 plain ones (maxBytes >= payload limit + 4 KiB). */
 export const TOPIC_LIMITS = { maxPayloadBytes: 1024, retention: { maxBytes: 6 * 1024 } };
 

@@ -8,7 +8,7 @@ import { CursorModel, sees, type Expectation, type Position } from "./model.js";
 import { differs } from "./verdict.js";
 import { HeldReader, reportOf, resume, WAIT_MS, type HeldPath, type Observed, type Path } from "./paths.js";
 import { sleep } from "./pump.js";
-import type { Payload, System } from "./system.js";
+import { PRESSURE_PACE_MS, type Payload, type System } from "./system.js";
 
 /** How long an idle held bridge subscription may take to get a fresh `caught_up`. */
 export const WATERMARK_WAIT_MS = 8_000;
@@ -54,9 +54,12 @@ export class World {
     await this.settle();
   }
 
-  /** Another tenant pushes the byte window forward. */
-  async pressure(tenant: string | undefined, count: number): Promise<void> {
-    for (let i = 0; i < count; i++) await this.#publishOne(tenant, undefined, 700);
+  /** Another tenant pushes the byte window forward: paced while subscriptions are held. */
+  async pressure(tenant: string | undefined, count: number, paced = Object.values(this.readers).some((r) => r.held)): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      await this.#publishOne(tenant, undefined, 700);
+      if (paced) await sleep(PRESSURE_PACE_MS);
+    }
     await this.settle();
   }
 
