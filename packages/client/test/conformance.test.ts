@@ -13,7 +13,7 @@ import type { Position } from "../../server/test/conformance/model.js";
 import { WAIT_MS } from "../../server/test/conformance/paths.js";
 import { sleep } from "../../server/test/conformance/pump.js";
 import { checkModel, modelSettings } from "../../server/test/conformance/run.js";
-import { System } from "../../server/test/conformance/system.js";
+import { HUB_OPTIONS, System } from "../../server/test/conformance/system.js";
 import { World, WATERMARK_WAIT_MS } from "../../server/test/conformance/world.js";
 import { EngineReader, installRecordingWebSocket } from "./engine-reader.js";
 
@@ -175,7 +175,7 @@ let other: Sync;
 beforeAll(async () => {
   nats = await startTestNats();
   const namespace = uniqueNamespace("engmodel");
-  main = createSync({ namespace, nats: { servers: nats.url } });
+  main = createSync({ namespace, nats: { servers: nats.url }, hubs: HUB_OPTIONS });
   other = createSync({ namespace, nats: { servers: nats.url } });
 });
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { createSync, type Sync } from "../../src/index.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
 import { commandArbitraries, READERS } from "./commands.js";
 import { checkModel, modelSettings } from "./run.js";
-import { System } from "./system.js";
+import { HUB_OPTIONS, System } from "./system.js";
 import { World } from "./world.js";
 
 const OPTIONS = { defaultRuns: 25, timeLimitMs: 150_000 };
@@ -22,7 +22,7 @@ let other: Sync;
 beforeAll(async () => {
   nats = await startTestNats();
   const namespace = uniqueNamespace("model");
-  main = createSync({ namespace, nats: { servers: nats.url } });
+  main = createSync({ namespace, nats: { servers: nats.url }, hubs: HUB_OPTIONS });
   other = createSync({ namespace, nats: { servers: nats.url } });
 });
 afterAll(async () => {
