@@ -77,6 +77,9 @@ export class World {
     if (by === "other") await topic.head(); // the other process uses the topic first
     await topic.destroy();
     await topic.head();
+    // This process notices a re-creation elsewhere at its next read (docs/core.md): until then a
+    // receipt of its publish names the old incarnation, so it reads the head first.
+    if (by === "other") await this.system.topic.head();
     this.model.recreated();
     if (!keepHeld) return this.settle();
     for (const tenant of new Set(held.map((n) => this.readers[n]!.tenant))) await this.#publishOne(tenant, undefined, 0);
