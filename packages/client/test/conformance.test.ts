@@ -19,7 +19,7 @@ import { EngineReader, installRecordingWebSocket } from "./engine-reader.js";
 
 installRecordingWebSocket();
 const TENANT = "a";
-const OPTIONS = { defaultRuns: 10, timeLimitMs: 120_000 };
+const OPTIONS = { defaultRuns: 20, timeLimitMs: 120_000 };
 const REASONS = { gap: "retention_gap", mismatch: "cursor_mismatch", invalid: "invalid_cursor" } as const;
 
 /** The model run plus the engine and what its tab must show. */

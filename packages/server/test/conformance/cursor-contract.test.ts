@@ -13,7 +13,7 @@ import { checkModel, modelSettings } from "./run.js";
 import { HUB_OPTIONS, System } from "./system.js";
 import { World } from "./world.js";
 
-const OPTIONS = { defaultRuns: 25, timeLimitMs: 150_000 };
+const OPTIONS = { defaultRuns: 30, timeLimitMs: 150_000 };
 
 let nats: TestNats;
 let main: Sync;
