@@ -59,7 +59,6 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const until = opts.until === undefined ? undefined : rt.cursorSequence(opts.until);
   const filter = rt.filterFor(opts.tenantId);
   const filtered = opts.tenantId !== undefined;
-  if (after !== undefined && until !== undefined && until <= after) return;
   if (signal?.aborted) return;
 
   let info = await window(rt);
@@ -68,13 +67,15 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   let first = firstRetained(info);
   if (after !== undefined) {
     const inc = decodeCursor(opts.after).incarnation;
-    if (inc !== "" && inc !== h.incarnation && after > 0) {
+    // Sequence 0 too: the old stream's events after it are gone, which is no resume.
+    if (inc !== "" && inc !== h.incarnation) {
       throw new CursorMismatchError(
         `topic ${JSON.stringify(rt.options.id)} was destroyed and re-created since this cursor was issued; it does not name a position in the topic that exists now`,
       );
     }
   }
   const last = opts.follow ? Number.POSITIVE_INFINITY : (until ?? info.state.last_seq);
+  // An empty range (until <= after) yields nothing, once the cursors are known to be this stream's.
   if (after !== undefined && last <= after) return;
   if (after !== undefined && first > after + 1) throw gap(rt, after, first, "retention removed events past the cursor");
   const start = after !== undefined ? after + 1 : Math.max(first, 1);

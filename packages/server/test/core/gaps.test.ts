@@ -103,6 +103,17 @@ describe("gaps", () => {
     expect((await collect(t.replay({ after: fresh.cursorAt(4) }))).map((e) => e.data)).toEqual([50]);
   });
 
+  it("gap - the head of an empty topic that was destroyed and re-created is a CursorMismatchError too, even for an empty range", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "gap.recreated.zero" });
+    const empty = await t.head(); // sequence 0 of the first incarnation
+    await t.publish({ data: 1, tenantId: "a" }); // never read: lost with the stream
+    await t.destroy();
+    await t.publish({ data: 10, tenantId: "a" });
+    const reads = [t.replay({ after: empty }), t.follow({ after: empty }), t.replay({ after: empty, tenantId: "a" }), t.replay({ after: empty, until: t.cursorAt(0) })];
+    for (const read of reads) expect(await failure(read)).toBeInstanceOf(CursorMismatchError);
+  });
+
   it("gap - other tenants' events between a tenant's events are never a gap", async () => {
     const t = fx.sync().topic<number>({ id: "gap.tenants" });
     const mine = [];
