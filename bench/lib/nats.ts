@@ -12,7 +12,7 @@ import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "
 /** Starts nats-server 2.x with JetStream in a fresh temp dir; `[Symbol.asyncDispose]` stops it and removes the dir. */
 export async function startBenchNats(options: EmbeddedNatsOptions = {}): Promise<EmbeddedNats> {
   const dataDir = mkdtempSync(join(tmpdir(), "tidemark-bench-"));
-  const server = await startEmbeddedNats({ websocket: false, maxFileStore: 4 * 1024 ** 3, ...options, dataDir });
+  const server = await startEmbeddedNats({ websocket: false, maxFileStore: 4 * 1024 ** 3, credentials: false, ...options, dataDir });
   const dispose = async () => {
     await server.stop(2_000);
     rmSync(dataDir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
 import { eventStreamPrefix, parseDescription } from "./streams.js";
-import type { Hub, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
+import type { Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -121,6 +121,21 @@ class JetStreamSync implements Sync {
 
   async ready(): Promise<void> {
     await this.#connector.connection();
+  }
+
+  async server(): Promise<NatsServerInfo> {
+    const { features, embedded } = await this.#connector.connection();
+    const { version, ...uses } = features;
+    const info: NatsServerInfo = { version, features: uses };
+    if (embedded?.binary && embedded.durability && embedded.dataDir) {
+      info.embedded = {
+        binary: embedded.binary,
+        durability: embedded.durability,
+        dataDir: embedded.dataDir,
+        ...(embedded.credentials ? { credentialsFile: `${embedded.dataDir}/nats/credentials.json` } : {}),
+      };
+    }
+    return info;
   }
 
   async listTopics(options: { idPrefix?: string } = {}): Promise<TopicInfo[]> {
