@@ -14,7 +14,7 @@ import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batches.js";
 import { openConsumer } from "./consumer-lease.js";
 import type { TopicRuntime } from "./runtime.js";
-import { parseDescription } from "./streams.js";
+import { parseDeclaration } from "./streams.js";
 import { TidemarkError } from "@tidemark/shared";
 
 export interface ReadOptions {
@@ -26,9 +26,9 @@ export interface ReadOptions {
   follow: boolean;
 }
 
-/** The incarnation recorded in a stream's description. */
+/** The incarnation recorded in a stream's metadata or description. */
 export function incarnationOf(info: StreamInfo): string | undefined {
-  return parseDescription(info.config.description)?.incarnation;
+  return parseDeclaration(info.config)?.incarnation;
 }
 
 /** First retained sequence (last + 1 when nothing is retained). */

@@ -11,7 +11,7 @@ import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
-import { eventStreamPrefix, parseDescription } from "./streams.js";
+import { eventStreamPrefix, parseDeclaration } from "./streams.js";
 import type { Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
@@ -154,7 +154,7 @@ class JetStreamSync implements Sync {
     }
     const rows: TopicInfo[] = [];
     for (const info of events) {
-      const desc = parseDescription(info.config.description);
+      const desc = parseDeclaration(info.config);
       if (!desc) continue;
       if (options.idPrefix !== undefined && !desc.topic.startsWith(options.idPrefix)) continue;
       rows.push({
