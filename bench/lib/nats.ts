@@ -13,6 +13,7 @@ import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "
 export async function startBenchNats(options: EmbeddedNatsOptions = {}): Promise<EmbeddedNats> {
   const dataDir = mkdtempSync(join(tmpdir(), "tidemark-bench-"));
   const server = await startEmbeddedNats({ websocket: false, maxFileStore: 4 * 1024 ** 3, credentials: false, ...options, dataDir });
+  console.log(`nats-server ${server.version} (${server.binary}), durability ${server.durability}`);
   const dispose = async () => {
     await server.stop(2_000);
     rmSync(dataDir, { recursive: true, force: true });
