@@ -57,10 +57,14 @@ MIRROR="$(debian_mirror)"
 mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial" "$APT_DIR/deb" "$TOOLS/bin"
 
 # apt with a private source list, lists, cache and state: the system's apt is not touched.
+# As root, apt would download as its _apt user, who may not reach the project directory: it
+# then downloads as root anyway, with a warning; say so up front instead.
+SANDBOX=()
+[ "$(id -u)" = 0 ] && SANDBOX=(-o APT::Sandbox::User=root)
 private_apt() {
   local suite="$1" keyring="$2"; shift 2
   echo "deb [signed-by=$keyring] $MIRROR $suite main" >"$APT_DIR/sources.list"
-  apt-get -qq -o Dir::Etc::sourcelist="$APT_DIR/sources.list" -o Dir::Etc::sourceparts=- \
+  apt-get -qq "${SANDBOX[@]}" -o Dir::Etc::sourcelist="$APT_DIR/sources.list" -o Dir::Etc::sourceparts=- \
     -o Dir::State::Lists="$APT_DIR/lists" -o Dir::Cache="$APT_DIR/cache" \
     -o Dir::State::extended_states="$APT_DIR/extended_states" "$@"
 }
