@@ -99,7 +99,8 @@ fetch_from() {
     return 1
   fi
   mkdir -p "$TOOLS/nats-server/$version"
-  install -m 0755 "$unpacked/usr/sbin/nats-server" "$TOOLS/nats-server/$version/nats-server"
+  # A version already in place is kept (running servers may use it); a new one goes beside it.
+  [ -x "$TOOLS/nats-server/$version/nats-server" ] || install -m 0755 "$unpacked/usr/sbin/nats-server" "$TOOLS/nats-server/$version/nats-server"
   ln -sfn "../nats-server/$version/nats-server" "$LINK"
   rm -rf "$unpacked"
   echo "nats-server $version from Debian $suite ($MIRROR) in .tools/bin"
