@@ -4,7 +4,7 @@
  * compatibility leg (TIDEMARK_NATS_SERVER=/usr/sbin/nats-server).
  */
 import { describe, it, expect } from "vitest";
-import { ResourceDriftError } from "../../src/index.js";
+import { findNatsServer, natsServerVersion, ResourceDriftError } from "../../src/index.js";
 import { resolveTopicOptions } from "../../src/core/options.js";
 import { eventStreamConfig, deadLetterStreamConfig, topicNames } from "../../src/core/streams.js";
 import { featuresOf } from "../../src/core/features.js";
@@ -13,6 +13,10 @@ import { collect, failure, useCoreFixture } from "./fixture.js";
 const fx = useCoreFixture();
 
 describe("declaration records", () => {
+  it("harness - the suite's server is the one the embedded manager's lookup finds (TIDEMARK_NATS_SERVER, .tools/bin, PATH, /usr/sbin)", () => {
+    expect(fx.nc.info!.version).toBe(natsServerVersion(findNatsServer()));
+  });
+
   it("metadata - a new topic records its declaration in stream metadata on 2.10+, and in the description on every version", async () => {
     const s = fx.sync();
     await s.topic({ id: "meta.events", owner: "billing", maxPayloadBytes: 2048, retention: { maxBytes: 1024 ** 2 } }).publish({ data: 1 });
