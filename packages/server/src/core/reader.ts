@@ -83,8 +83,12 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   if (signal?.aborted) return;
 
   // The consumer is released on an abort at any point: the lease deletes it once it exists,
-  // even when the abort came while it was being created.
-  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, opt_start_seq: start } : { opt_start_seq: start });
+  // even when the abort came while it was being created. A replay's consumer state is
+  // throwaway: kept in memory, not in the file store, where a server with sync_interval always
+  // (the embedded default on 2.10+) fsyncs its updates. A follow()'s stays on file: it must
+  // outlive a broker restart (a memory consumer does not).
+  const from = { opt_start_seq: start, mem_storage: !opts.follow } as { opt_start_seq: number };
+  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, ...from } : from);
   let messages: ConsumerMessages | undefined;
   const onAbort = () => messages?.stop();
   signal?.addEventListener("abort", onAbort, { once: true });
