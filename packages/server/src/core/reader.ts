@@ -13,6 +13,7 @@ import { CursorMismatchError, decodeCursor, RetentionGapError, type TidemarkEven
 import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batches.js";
 import { openConsumer } from "./consumer-lease.js";
+import { readDirect, useDirectRead } from "./direct-read.js";
 import type { TopicRuntime } from "./runtime.js";
 import { parseDeclaration } from "./streams.js";
 import { TidemarkError } from "@tidemark/shared";
@@ -81,6 +82,12 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const start = after !== undefined ? after + 1 : Math.max(first, 1);
   if (!opts.follow && start > last) return;
   if (signal?.aborted) return;
+  if (useDirectRead(h, opts.follow, start, last)) {
+    const firstNow = async () => firstRetained(await window(rt));
+    const tenantFilter = filtered ? filter : undefined;
+    yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: (r, f, why) => gap(rt, r, f, why) });
+    return;
+  }
 
   // The consumer is released on an abort at any point: the lease deletes it once it exists,
   // even when the abort came while it was being created. A replay's consumer state is

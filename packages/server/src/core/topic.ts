@@ -150,7 +150,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       metadata: conn.features.metadata,
     });
     this.#setIncarnation(incarnation);
-    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation, batchDirectGet: conn.features.batchDirectGet };
     return this.#handles;
   }
 
