@@ -5,7 +5,20 @@ import { useCoreFixture } from "./fixture.js";
 const fx = useCoreFixture();
 
 describe("reader consumers", () => {
-  it("read - a follow()'s ordered consumer keeps its state in memory, so fsync durability does not slow reads", async () => {
+  it("read - a replay's ordered consumer keeps its state in memory, so fsync durability does not slow it", async () => {
+    const s = fx.sync();
+    const topic = s.topic({ id: "mem.replay" });
+    for (let i = 0; i < 100; i++) await topic.publish({ data: i });
+    const stream = topicNames(s.namespace, "mem.replay").stream;
+    let seen: boolean | undefined;
+    for await (const e of topic.replay()) {
+      if (e.data !== 0) continue;
+      for await (const c of fx.jsm.consumers.list(stream)) seen = c.config.mem_storage;
+    }
+    expect(seen).toBe(true);
+  });
+
+  it("read - a follow()'s ordered consumer keeps its state in the file store, so it outlives a broker restart", async () => {
     const s = fx.sync();
     const topic = s.topic({ id: "mem.events" });
     await topic.publish({ data: 1, tenantId: "a" });
@@ -16,7 +29,7 @@ describe("reader consumers", () => {
       const consumers = [];
       for await (const c of fx.jsm.consumers.list(topicNames(s.namespace, "mem.events").stream)) consumers.push(c);
       expect(consumers).toHaveLength(1);
-      expect(consumers[0]!.config.mem_storage).toBe(true);
+      expect(consumers[0]!.config.mem_storage ?? false).toBe(false);
     } finally {
       abort.abort();
       await it.return?.();
