@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs what Tidemark needs on Debian/Ubuntu and the workspace itself: nats-server (the
-# embedded broker), Chromium (the e2e browser), pnpm, then the packages from the lockfile.
+# Installs what Tidemark needs on Debian/Ubuntu and the workspace itself: the system's
+# nats-server (bookworm: 2.9.10, the oldest supported, kept for the compatibility test leg),
+# the newest nats-server of Debian's archive into .tools/ (scripts/install-nats.sh; what
+# Tidemark uses by default), Chromium (the e2e browser), pnpm, then the packages from the lockfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
-command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
+[ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 have_chromium() { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; }
 have_chromium || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -18,6 +20,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]/#chromium/chromium-browser}" >/dev/null
   fi
 fi
+
+bash scripts/install-nats.sh || echo "warning: tests and the embedded server fall back to the system's nats-server" >&2
 
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "installing pnpm 10 with npm"

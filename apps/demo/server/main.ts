@@ -46,7 +46,12 @@ const bridge = createNodeBridge<Principal>({
 });
 const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, auth, origins });
 const server = await serveBridge(bridge, { app, port, hostname: "127.0.0.1" });
+const nats = await sync.server();
 console.log(`tidemark demo on ${server.url} (data in ${dataDir})`);
+console.log(
+  `nats-server ${nats.version} (${nats.embedded?.binary}), durability ${nats.embedded?.durability}: ` +
+    (nats.embedded?.durability === "fsync" ? "fsync before every acknowledgement" : "a crash of the process loses nothing; a power failure may"),
+);
 
 let stopping = false;
 async function stop(): Promise<void> {

@@ -8,6 +8,7 @@ export { TOPIC_DEFAULTS } from "./core/options.js";
 export { StorageLimitError } from "./core/provision.js";
 export type {
   Sync,
+  NatsServerInfo,
   Topic,
   TopicOptions,
   RetentionOptions,
@@ -29,8 +30,9 @@ export type {
   DeadLetters,
 } from "./core/types.js";
 export { startEmbeddedNats, EmbeddedNatsError } from "./embedded/server.js";
-export type { EmbeddedNats, EmbeddedNatsOptions } from "./embedded/server.js";
-export { findNatsServer, NatsServerNotFoundError } from "./embedded/binary.js";
+export type { Durability, EmbeddedNats, EmbeddedNatsOptions } from "./embedded/server.js";
+export type { NatsCredentials } from "./embedded/credentials.js";
+export { findNatsServer, natsServerVersion, NatsServerNotFoundError } from "./embedded/binary.js";
 export {
   ErrorCode,
   TidemarkError,

@@ -75,10 +75,16 @@ export async function main(argv: string[]): Promise<number> {
   });
   const app = values.config ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
   const server = await serveBridge(bridge, { port, hostname, app });
+  const nats = await sync.server();
   log("info", "listening", {
     url: server.url,
     ws: `${server.url.replace(/^http/, "ws")}${config.path ?? "/ws"}`,
     nats: natsUrl ?? "embedded",
+    // The broker in use: its version, and for the embedded one where it came from, when an
+    // acknowledged publish is on disk (fsync or buffered) and where its credentials are.
+    natsServer: nats.embedded
+      ? { version: nats.version, binary: nats.embedded.binary, durability: nats.embedded.durability, credentials: nats.embedded.credentialsFile }
+      : { version: nats.version },
     namespace: sync.namespace,
     topics: topics.map((t) => t.name ?? t.topic.id),
   });

@@ -10,6 +10,7 @@ import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import type { ManagedNats, NatsTransport } from "../transport/types.js";
 import { mapNatsError } from "./errors.js";
+import { featuresOf, type ServerFeatures } from "./features.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -39,6 +40,8 @@ export interface Connection {
   maxPayload: number;
   /** Server version, e.g. "2.9.10". */
   serverVersion: string;
+  /** What the server can do, from its version. */
+  features: ServerFeatures;
   embedded?: ManagedNats;
 }
 
@@ -112,6 +115,7 @@ export class Connector {
         // the client's CPU per publish; NATS errors only reach users as the `cause` of a
         // Tidemark error, which has its own stack.
         noAsyncTraces: true,
+        ...embedded?.credentials,
         ...rest,
         servers,
       });
@@ -134,6 +138,7 @@ export class Connector {
       jsm,
       maxPayload: nc.info?.max_payload ?? 1024 * 1024,
       serverVersion: nc.info?.version ?? "0.0.0",
+      features: featuresOf(nc.info?.version ?? "0.0.0"),
       embedded,
     };
     this.#current = conn;

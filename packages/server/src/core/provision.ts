@@ -11,7 +11,7 @@ import {
   eventStreamConfig,
   expectedFields,
   newIncarnation,
-  parseDescription,
+  parseDeclaration,
   type TopicNames,
 } from "./streams.js";
 import type { ResolvedTopicOptions } from "./types.js";
@@ -30,6 +30,8 @@ export interface ProvisionContext {
   options: ResolvedTopicOptions;
   /** The server's file-store limit when known (embedded), for error messages. */
   maxFileStore?: number;
+  /** The server has stream metadata (2.10+): the declaration is recorded there too. */
+  metadata?: boolean;
 }
 
 async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
@@ -49,7 +51,7 @@ function drift(kind: string, id: string, fields: string[], detail: string[]): Re
 }
 
 function checkDrift(ctx: ProvisionContext, info: StreamInfo): string {
-  const desc = parseDescription(info.config.description);
+  const desc = parseDeclaration(info.config);
   if (!desc || desc.kind !== "events") {
     throw new ResourceDriftError(
       `stream ${info.config.name} exists but was not made by Tidemark for topic ${JSON.stringify(ctx.options.id)}`,
@@ -103,7 +105,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
     } else {
       const fresh = newIncarnation();
       // Another process may create it at the same moment: then read theirs and compare.
-      if ((await create(ctx, eventStreamConfig(names, options, fresh))) === "created") {
+      if ((await create(ctx, eventStreamConfig(names, options, fresh, ctx.metadata))) === "created") {
         incarnation = fresh;
         createdHere = true;
       }
@@ -112,7 +114,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
   if (incarnation === undefined) throw new TidemarkError("INTERNAL", `could not provision stream ${names.stream}`);
 
   const dlq = await streamInfo(jsm, names.deadLetterStream);
-  const wanted = deadLetterStreamConfig(names, options, incarnation);
+  const wanted = deadLetterStreamConfig(names, options, incarnation, ctx.metadata);
   if (!dlq) {
     let made: "created" | "exists";
     try {
@@ -146,7 +148,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
 /** Reads the current incarnation of an existing topic, or undefined when it does not exist. */
 export async function readIncarnation(jsm: JetStreamManager, names: TopicNames): Promise<string | undefined> {
   const info = await streamInfo(jsm, names.stream);
-  return parseDescription(info?.config.description)?.incarnation;
+  return info ? parseDeclaration(info.config)?.incarnation : undefined;
 }
 
 export { streamInfo };

@@ -13,8 +13,9 @@ import { CursorMismatchError, decodeCursor, RetentionGapError, type TidemarkEven
 import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batches.js";
 import { openConsumer } from "./consumer-lease.js";
+import { readDirect, useDirectRead } from "./direct-read.js";
 import type { TopicRuntime } from "./runtime.js";
-import { parseDescription } from "./streams.js";
+import { parseDeclaration } from "./streams.js";
 import { TidemarkError } from "@tidemark/shared";
 
 export interface ReadOptions {
@@ -26,9 +27,9 @@ export interface ReadOptions {
   follow: boolean;
 }
 
-/** The incarnation recorded in a stream's description. */
+/** The incarnation recorded in a stream's metadata or description. */
 export function incarnationOf(info: StreamInfo): string | undefined {
-  return parseDescription(info.config.description)?.incarnation;
+  return parseDeclaration(info.config)?.incarnation;
 }
 
 /** First retained sequence (last + 1 when nothing is retained). */
@@ -81,10 +82,20 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const start = after !== undefined ? after + 1 : Math.max(first, 1);
   if (!opts.follow && start > last) return;
   if (signal?.aborted) return;
+  if (useDirectRead(h, opts.follow, start, last)) {
+    const firstNow = async () => firstRetained(await window(rt));
+    const tenantFilter = filtered ? filter : undefined;
+    yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: (r, f, why) => gap(rt, r, f, why) });
+    return;
+  }
 
   // The consumer is released on an abort at any point: the lease deletes it once it exists,
-  // even when the abort came while it was being created.
-  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, opt_start_seq: start } : { opt_start_seq: start });
+  // even when the abort came while it was being created. A replay's consumer state is
+  // throwaway: kept in memory, not in the file store, where a server with sync_interval always
+  // (the embedded default on 2.10+) fsyncs its updates. A follow()'s stays on file: it must
+  // outlive a broker restart (a memory consumer does not).
+  const from = { opt_start_seq: start, mem_storage: !opts.follow } as { opt_start_seq: number };
+  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, ...from } : from);
   let messages: ConsumerMessages | undefined;
   const onAbort = () => messages?.stop();
   signal?.addEventListener("abort", onAbort, { once: true });

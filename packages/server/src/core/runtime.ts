@@ -15,6 +15,8 @@ export interface TopicHandles {
   jsm: JetStreamManager;
   /** Incarnation of the event stream (changes when the topic is destroyed and re-created). */
   incarnation: string;
+  /** The server has batched direct get (2.11+): short replays use it (direct-read.ts). */
+  batchDirectGet?: boolean;
 }
 
 /** @internal */

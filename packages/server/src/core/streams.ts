@@ -47,8 +47,12 @@ export function eventFilter(names: TopicNames, tenantId: string | undefined): st
 }
 
 /**
- * What a stream's description records. JetStream 2.9 has no stream metadata, so the owner,
- * the payload limit and the stream's incarnation live in the description as JSON.
+ * The declaration a stream records: the owner, the payload limit and the stream's incarnation.
+ * On nats-server 2.10+ it is the stream's metadata (`tidemark.*` keys); the description holds
+ * the same as JSON on every version — 2.9 has no metadata, and Tidemark releases before 2.10
+ * support read only the description, so both keep recognising the topic in a rolling deploy.
+ * Reads take the metadata when present, else the description: streams made on 2.9 or by older
+ * releases keep working after a server upgrade, and drift checks compare the same fields.
  */
 export interface StreamDescription {
   tidemark: 1;
@@ -67,6 +71,46 @@ export function parseDescription(text: string | undefined): StreamDescription | 
   } catch {
     return undefined;
   }
+}
+
+const META = {
+  version: "tidemark.version",
+  kind: "tidemark.kind",
+  topic: "tidemark.topic",
+  owner: "tidemark.owner",
+  maxPayloadBytes: "tidemark.max_payload_bytes",
+  incarnation: "tidemark.incarnation",
+} as const;
+
+function toMetadata(d: StreamDescription): Record<string, string> {
+  return {
+    [META.version]: String(d.tidemark),
+    [META.kind]: d.kind,
+    [META.topic]: d.topic,
+    [META.owner]: d.owner,
+    [META.maxPayloadBytes]: String(d.maxPayloadBytes),
+    [META.incarnation]: d.incarnation,
+  };
+}
+
+function fromMetadata(m: Record<string, string> | undefined): StreamDescription | undefined {
+  const incarnation = m?.[META.incarnation];
+  if (m?.[META.version] !== "1" || !incarnation) return undefined;
+  const kind = m[META.kind];
+  if (kind !== "events" && kind !== "dead-letters") return undefined;
+  return {
+    tidemark: 1,
+    kind,
+    topic: m[META.topic] ?? "",
+    owner: m[META.owner] ?? "",
+    maxPayloadBytes: Number(m[META.maxPayloadBytes]),
+    incarnation,
+  };
+}
+
+/** The declaration of a stream config: its metadata (2.10+) when it has ours, else its description. */
+export function parseDeclaration(config: { description?: string; metadata?: Record<string, string> }): StreamDescription | undefined {
+  return fromMetadata(config.metadata) ?? parseDescription(config.description);
 }
 
 /** A fresh incarnation id: 10 base-36 characters. */
@@ -88,6 +132,7 @@ function topicStream(
   maxBytes: number,
   o: ResolvedTopicOptions,
   incarnation: string,
+  metadata: boolean,
 ): StreamDeclaration {
   const description: StreamDescription = {
     tidemark: 1,
@@ -100,6 +145,7 @@ function topicStream(
   return {
     name,
     description: JSON.stringify(description),
+    ...(metadata ? { metadata: toMetadata(description) } : {}),
     subjects: [`${subjectBase}.>`],
     retention: "limits" as StreamConfig["retention"],
     storage: "file" as StreamConfig["storage"],
@@ -115,10 +161,10 @@ function topicStream(
   };
 }
 
-/** Config of the event stream. */
-export function eventStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string): StreamDeclaration {
+/** Config of the event stream; `metadata`: the server has stream metadata (2.10+). */
+export function eventStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string, metadata = false): StreamDeclaration {
   return {
-    ...topicStream("events", names.stream, names.base, o.retention.maxBytes, o, incarnation),
+    ...topicStream("events", names.stream, names.base, o.retention.maxBytes, o, incarnation, metadata),
     allow_direct: true,
     // Stored events are republished on core subjects with their sequence in headers: live()
     // readers subscribe there and need no consumer each.
@@ -127,8 +173,8 @@ export function eventStreamConfig(names: TopicNames, o: ResolvedTopicOptions, in
 }
 
 /** Config of the dead-letter stream. */
-export function deadLetterStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string): StreamDeclaration {
-  return topicStream("dead-letters", names.deadLetterStream, names.deadLetterBase, o.deadLetterRetention.maxBytes, o, incarnation);
+export function deadLetterStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string, metadata = false): StreamDeclaration {
+  return topicStream("dead-letters", names.deadLetterStream, names.deadLetterBase, o.deadLetterRetention.maxBytes, o, incarnation, metadata);
 }
 
 /** Fields of the declaration that must match the broker, read back from a stream config. */

@@ -11,8 +11,8 @@ import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
-import { eventStreamPrefix, parseDescription } from "./streams.js";
-import type { Hub, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
+import { eventStreamPrefix, parseDeclaration } from "./streams.js";
+import type { Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import type { TopicRuntime } from "./runtime.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -123,6 +123,21 @@ class JetStreamSync implements Sync {
     await this.#connector.connection();
   }
 
+  async server(): Promise<NatsServerInfo> {
+    const { features, embedded } = await this.#connector.connection();
+    const { version, ...uses } = features;
+    const info: NatsServerInfo = { version, features: uses };
+    if (embedded?.binary && embedded.durability && embedded.dataDir) {
+      info.embedded = {
+        binary: embedded.binary,
+        durability: embedded.durability,
+        dataDir: embedded.dataDir,
+        ...(embedded.credentials ? { credentialsFile: `${embedded.dataDir}/nats/credentials.json` } : {}),
+      };
+    }
+    return info;
+  }
+
   async listTopics(options: { idPrefix?: string } = {}): Promise<TopicInfo[]> {
     const { jsm } = await this.#connector.connection();
     const prefix = eventStreamPrefix(this.namespace);
@@ -139,7 +154,7 @@ class JetStreamSync implements Sync {
     }
     const rows: TopicInfo[] = [];
     for (const info of events) {
-      const desc = parseDescription(info.config.description);
+      const desc = parseDeclaration(info.config);
       if (!desc) continue;
       if (options.idPrefix !== undefined && !desc.topic.startsWith(options.idPrefix)) continue;
       rows.push({

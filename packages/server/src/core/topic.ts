@@ -147,9 +147,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       names: this.#names,
       options: this.options,
       maxFileStore: conn.embedded?.maxFileStore,
+      metadata: conn.features.metadata,
     });
     this.#setIncarnation(incarnation);
-    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation };
+    this.#handles = { nc: conn.nc, js: conn.js, jsm: conn.jsm, incarnation, batchDirectGet: conn.features.batchDirectGet };
     return this.#handles;
   }
 

@@ -195,12 +195,24 @@ export interface SyncStats {
 }
 
 /** One process's handle on the broker. */
+/** The nats-server a Sync is connected to (`sync.server()`). */
+export interface NatsServerInfo {
+  /** The version the server reports, e.g. "2.15.1". */
+  version: string;
+  /** What Tidemark uses of it (see docs/deployment.md, "Server versions"). */
+  features: { metadata: boolean; syncAlways: boolean; multiFilter: boolean; batchDirectGet: boolean };
+  /** Set when the Sync runs the embedded server. */
+  embedded?: { binary: string; durability: "fsync" | "buffered"; dataDir: string; credentialsFile?: string };
+}
+
 export interface Sync {
   readonly namespace: string;
   topic<T = unknown>(options: TopicOptions): Topic<T>;
   listTopics(options?: { idPrefix?: string }): Promise<TopicInfo[]>;
   /** Resolves once connected (embedded server started if needed). */
   ready(): Promise<void>;
+  /** The connected server's version and features, and the embedded server's binary and durability. Connects if needed. */
+  server(): Promise<NatsServerInfo>;
   /** True while the NATS connection is up. */
   readonly connected: boolean;
   /** Counters of what this Sync holds on the broker; synchronous, no broker request. */

@@ -1,4 +1,5 @@
 /** Renders the nats-server configuration of a managed server. */
+import type { NatsCredentials } from "./credentials.js";
 
 export interface NatsConfigOptions {
   /** Directory for the ports file, pid file and (with JetStream) the store. */
@@ -21,6 +22,10 @@ export interface NatsConfigOptions {
   cluster?: { name: string; port: number; routes: string[] };
   /** Fixed client port instead of a free one (used to restart a cluster node in place). */
   port?: number;
+  /** Clients (TCP and WebSocket) must log in with these. @default none: anyone may connect */
+  auth?: NatsCredentials;
+  /** `sync_interval: always`: fsync before every acknowledgement (nats-server 2.10+). */
+  syncAlways?: boolean;
 }
 
 const q = (s: string) => JSON.stringify(s);
@@ -36,11 +41,14 @@ export function renderNatsConfig(o: NatsConfigOptions): string {
   ];
   if (o.serverName) lines.push(`server_name: ${q(o.serverName)}`);
   if (o.monitoring) lines.push(`http: "127.0.0.1:-1"`);
+  // The WebSocket listener has no authorization block of its own, so it takes this one.
+  if (o.auth) lines.push(`authorization {`, `  user: ${q(o.auth.user)}`, `  password: ${q(o.auth.pass)}`, `}`);
   lines.push(
     `jetstream {`,
     `  store_dir: ${q(o.storeDir ?? `${o.dir}/jetstream`)}`,
     `  max_file_store: ${o.maxFileStore}`,
     `  max_memory_store: ${o.maxMemoryStore}`,
+    ...(o.syncAlways ? [`  sync_interval: always`] : []),
     `}`,
   );
   if (o.websocket) lines.push(`websocket {`, `  host: "127.0.0.1"`, `  port: -1`, `  no_tls: true`, `}`);

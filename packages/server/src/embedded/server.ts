@@ -4,11 +4,13 @@
  * SIGKILL: it runs under a tiny shell that kills it when the parent's pipe closes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { TidemarkError, ErrorCode } from "@tidemark/shared";
-import { findNatsServer } from "./binary.js";
+import { TidemarkError, ErrorCode, InvalidArgumentError } from "@tidemark/shared";
+import { featuresOf } from "../core/features.js";
+import { findNatsServer, natsServerVersion } from "./binary.js";
+import { loadOrCreateCredentials, type NatsCredentials } from "./credentials.js";
 import { renderNatsConfig, type NatsConfigOptions } from "./config.js";
 import { stopStaleServer, WATCHDOG_MARK } from "./stale.js";
 
@@ -27,6 +29,19 @@ export interface EmbeddedNatsOptions {
   monitoring?: boolean;
   /** Binary to run. @default findNatsServer() */
   binary?: string;
+  /**
+   * When an acknowledged publish is on disk. "fsync": `sync_interval: always`, fsync before every
+   * acknowledgement (survives a power failure; needs nats-server 2.10+). "buffered": the
+   * server's default, fsync every two minutes (survives a process crash, not a power failure).
+   * @default "fsync" where the binary supports it, else "buffered"
+   */
+  durability?: Durability;
+  /**
+   * Require the data directory's credentials (`nats/credentials.json`, 0600, made once) on
+   * every connection, TCP and WebSocket. Only throwaway test servers turn this off.
+   * @default true
+   */
+  credentials?: boolean;
   /** Time allowed for the server to write its ports file. @default 15000 */
   startTimeoutMs?: number;
   /** Extra config passed through to the renderer (cluster membership, name, fixed port). */
@@ -34,6 +49,8 @@ export interface EmbeddedNatsOptions {
   cluster?: NatsConfigOptions["cluster"];
   port?: number;
 }
+
+export type Durability = "fsync" | "buffered";
 
 /** A running managed server. */
 export interface EmbeddedNats {
@@ -47,6 +64,13 @@ export interface EmbeddedNats {
   readonly pid: number;
   readonly dataDir: string;
   readonly maxFileStore: number;
+  /** The binary that runs and the version it reports. */
+  readonly binary: string;
+  readonly version: string;
+  /** The durability in force (see {@link EmbeddedNatsOptions.durability}). */
+  readonly durability: Durability;
+  /** What clients log in with; undefined when `credentials: false`. */
+  readonly credentials: NatsCredentials | undefined;
   /** Last lines the server logged (for error messages). */
   logs(): string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
@@ -82,7 +106,8 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
   const dataDir = resolve(options.dataDir ?? process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
   const natsDir = `${dataDir}/nats`;
   try {
-    mkdirSync(natsDir, { recursive: true });
+    mkdirSync(natsDir, { recursive: true, mode: 0o700 });
+    chmodSync(natsDir, 0o700); // the store, config and credentials are the owner's alone
     writeFileSync(`${natsDir}/.write-check`, "");
     rmSync(`${natsDir}/.write-check`);
   } catch (cause) {
@@ -95,6 +120,10 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
   await stopStaleServer(natsDir);
   for (const f of readdirSync(natsDir)) if (f.endsWith(".ports")) rmSync(`${natsDir}/${f}`, { force: true });
 
+  const binary = options.binary ?? findNatsServer();
+  const version = natsServerVersion(binary);
+  const durability = chooseDurability(options.durability, version, binary);
+  const credentials = options.credentials === false ? undefined : loadOrCreateCredentials(natsDir);
   const maxFileStore = options.maxFileStore ?? 8 * GiB;
   const websocket = options.websocket ?? true;
   const monitoring = options.monitoring ?? false;
@@ -108,10 +137,12 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
     serverName: options.serverName,
     cluster: options.cluster,
     port: options.port,
+    auth: credentials,
+    syncAlways: durability === "fsync",
   });
   const configPath = `${natsDir}/nats.conf`;
-  writeFileSync(configPath, config);
-  const binary = options.binary ?? findNatsServer();
+  writeFileSync(configPath, config, { mode: 0o600 });
+  chmodSync(configPath, 0o600); // it holds the password; an older file may be wider
 
   const child = spawn("/bin/sh", ["-c", WATCHDOG, binary, configPath], {
     stdio: ["pipe", "ignore", "pipe"],
@@ -142,12 +173,27 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
       pid,
       dataDir,
       maxFileStore,
+      binary,
+      version,
+      durability,
+      credentials,
     });
   } catch (err) {
     child.stdin!.end();
     child.kill("SIGKILL");
     throw err;
   }
+}
+
+function chooseDurability(wanted: Durability | undefined, version: string, binary: string): Durability {
+  const supported = featuresOf(version).syncAlways;
+  if (wanted === "fsync" && !supported) {
+    throw new InvalidArgumentError(
+      `durability "fsync" needs nats-server 2.10 or newer (sync_interval: always); ${binary} is ${version}. ` +
+        `Install a newer one (scripts/install.sh) or choose durability "buffered".`,
+    );
+  }
+  return wanted ?? (supported ? "fsync" : "buffered");
 }
 
 interface PortsFile { nats: string[]; websocket?: string[]; monitoring?: string[] }

@@ -5,7 +5,8 @@
  * and stop after `maxRestarts` failures in a row: a server that cannot start (disk full, store
  * unwritable) does not become a crash loop.
  */
-import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "./server.js";
+import type { NatsCredentials } from "./credentials.js";
+import { startEmbeddedNats, type Durability, type EmbeddedNats, type EmbeddedNatsOptions } from "./server.js";
 
 export interface SupervisedNatsOptions extends EmbeddedNatsOptions {
   /** Failed restarts in a row before giving up. @default 5 */
@@ -22,6 +23,11 @@ export interface SupervisedNats {
   readonly wsUrl: string | undefined;
   readonly maxFileStore: number;
   readonly dataDir: string;
+  readonly binary: string;
+  readonly version: string;
+  readonly durability: Durability;
+  /** The data directory's credentials (the same across restarts). */
+  readonly credentials: NatsCredentials | undefined;
   /** The pid of the current server process. */
   readonly pid: number;
   /** Restarts so far. */
@@ -80,6 +86,10 @@ export async function startSupervisedNats(options: SupervisedNatsOptions = {}): 
     },
     maxFileStore: current.maxFileStore,
     dataDir: current.dataDir,
+    binary: current.binary,
+    version: current.version,
+    durability: current.durability,
+    credentials: current.credentials,
     get pid() {
       return current.pid;
     },

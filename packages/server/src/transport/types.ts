@@ -13,6 +13,13 @@ export interface ManagedNats {
   readonly url: string;
   /** JetStream file-store limit, named in storage errors. */
   readonly maxFileStore?: number;
+  /** What the connection logs in with (the embedded server's per-data-directory credentials). */
+  readonly credentials?: { user: string; pass: string };
+  /** The binary, its version and the durability in force, for `sync.server()` and logs. */
+  readonly binary?: string;
+  readonly version?: string;
+  readonly durability?: "fsync" | "buffered";
+  readonly dataDir?: string;
   stop(graceMs?: number): Promise<void>;
 }
 

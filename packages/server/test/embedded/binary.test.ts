@@ -1,8 +1,10 @@
 import { describe, it, expect } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, ErrorCode, findNatsServer, NatsServerNotFoundError } from "../../src/index.js";
+import { toolsSearchDirs } from "../../src/embedded/binary.js";
 import { uniqueNamespace } from "../harness/nats.js";
 
 describe("embedded nats-server binary", () => {
@@ -48,9 +50,35 @@ describe("embedded nats-server binary", () => {
     try {
       const file = join(dir, "nats-server");
       writeFileSync(file, "#!/bin/sh\n", { mode: 0o755 });
-      expect(findNatsServer({ PATH: `${join(dir, "missing")}:${dir}` })).toBe(file);
+      expect(findNatsServer({ PATH: `${join(dir, "missing")}:${dir}` }, { toolsDirs: [] })).toBe(file);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("embedded - the project's .tools/bin/nats-server comes after TIDEMARK_NATS_SERVER and before PATH", () => {
+    const root = mkdtempSync(join(tmpdir(), "tidemark-tools-"));
+    try {
+      const tools = join(root, "project", ".tools", "bin");
+      mkdirSync(tools, { recursive: true });
+      const local = join(tools, "nats-server");
+      writeFileSync(local, "#!/bin/sh\n", { mode: 0o755 });
+      const onPath = join(root, "nats-server");
+      writeFileSync(onPath, "#!/bin/sh\n", { mode: 0o755 });
+      const dirs = [join(root, "project", "packages", "server"), join(root, "project", "packages"), join(root, "project"), root];
+      expect(findNatsServer({ PATH: root }, { toolsDirs: dirs })).toBe(local);
+      expect(findNatsServer({ PATH: root, TIDEMARK_NATS_SERVER: onPath }, { toolsDirs: dirs })).toBe(onPath);
+      expect(findNatsServer({ PATH: root }, { toolsDirs: [join(root, "elsewhere")] })).toBe(onPath);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("embedded - the tools directory is searched from this package up to the workspace root, then from the working directory up", () => {
+    const workspaceRoot = fileURLToPath(new URL("../../../../", import.meta.url)).replace(/\/$/, "");
+    const dirs = toolsSearchDirs("/tmp/somewhere/else");
+    expect(dirs.indexOf(workspaceRoot)).toBeGreaterThan(0);
+    expect(dirs.indexOf("/tmp/somewhere/else")).toBeGreaterThan(dirs.indexOf(workspaceRoot));
+    expect(dirs).toContain("/tmp/somewhere");
   });
 });

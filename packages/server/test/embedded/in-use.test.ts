@@ -17,7 +17,7 @@ describe("embedded data dir", () => {
       );
       expect(err).toBeInstanceOf(DataDirInUseError);
       expect(err.message).toMatch(/in use/);
-      const nc = await connect({ servers: first.url });
+      const nc = await connect({ servers: first.url, ...first.credentials });
       expect(nc.info?.jetstream).toBe(true);
       await nc.close();
     } finally {

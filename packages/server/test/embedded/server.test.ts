@@ -54,7 +54,7 @@ describe("embedded nats-server", () => {
       expect(jsz.config.store_dir.startsWith(join(dataDir, "nats"))).toBe(true);
       expect(jsz.config.max_storage).toBe(nats.maxFileStore);
 
-      const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
+      const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url, ...nats.credentials } });
       try {
         const receipt = await sync.topic({ id: "embedded.store" }).publish({ data: { ok: true } });
         expect(receipt.streamSequence).toBe(1);
@@ -83,7 +83,7 @@ describe("embedded nats-server", () => {
     try {
       await using nats = await startEmbeddedNats({ dataDir, monitoring: true });
       const varz = await monitor<{ server_id: string }>(nats, "/varz");
-      const child = spawnFixture("ws-probe.ts", [nats.wsUrl!]);
+      const child = spawnFixture("ws-probe.ts", [nats.wsUrl!, nats.credentials!.user, nats.credentials!.pass]);
       const probe = await firstLine<{ serverId: string; jetstream: string }>(child);
       expect(probe.serverId).toBe(varz.server_id);
       expect(probe.jetstream).toBe("io.nats.jetstream.api.v1.account_info_response");

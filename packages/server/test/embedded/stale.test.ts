@@ -69,7 +69,7 @@ describe("embedded nats-server stale process", () => {
       expect(Number(readFileSync(join(natsDir, "nats-server.pid"), "utf8"))).toBe(fresh.pid);
 
       // The new server owns the store the stale one wrote.
-      const reader = createSync({ namespace, nats: { servers: fresh.url } });
+      const reader = createSync({ namespace, nats: { servers: fresh.url, ...fresh.credentials } });
       try {
         const seen: number[] = [];
         for await (const e of reader.topic<{ n: number }>({ id: "stale.events" }).replay()) seen.push(e.data.n);

@@ -106,6 +106,7 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
       websocket: false,
       maxFileStore: options.maxFileStore ?? 1024 ** 3,
       startTimeoutMs: 20_000,
+      credentials: false, // an external cluster in the tests: bridges connect with --nats URLs only
     });
   };
   const cluster: TestCluster = {

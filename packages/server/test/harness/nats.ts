@@ -12,10 +12,15 @@ export interface TestNats extends EmbeddedNats {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Starts a throwaway nats-server with JetStream, WebSocket and monitoring listeners. */
+/**
+ * Starts a throwaway nats-server with JetStream, WebSocket and monitoring listeners. The binary
+ * is the embedded manager's own choice (TIDEMARK_NATS_SERVER, .tools/bin, PATH, /usr/sbin), so
+ * the suites run on the server `TIDEMARK_NATS_SERVER` names. No credentials (suites connect raw
+ * to look at the broker); the embedded suites test the credentials of the real default.
+ */
 export async function startTestNats(options: EmbeddedNatsOptions = {}): Promise<TestNats> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tidemark-nats-"));
-  const server = await startEmbeddedNats({ monitoring: true, maxFileStore: 2 * 1024 ** 3, ...options, dataDir });
+  const server = await startEmbeddedNats({ monitoring: true, maxFileStore: 2 * 1024 ** 3, credentials: false, ...options, dataDir });
   const dispose = async () => {
     await server.stop(2_000);
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
