@@ -4,6 +4,7 @@
  */
 import { describe, it, expect } from "vitest";
 import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.js";
+import { freeze, thaw } from "../harness/freeze.js";
 import { startTestNats, uniqueNamespace } from "../harness/nats.js";
 import { collect } from "./fixture.js";
 
@@ -17,11 +18,11 @@ describe("publish retries", () => {
       const t = sync.topic<string>({ id: "retry.frozen" });
       await t.publish({ data: "warm" });
       for (const idempotencyKey of [undefined, "k1"]) {
-        process.kill(nats.pid, "SIGSTOP");
+        await freeze(nats.pid);
         const publishing = t.publish({ data: `frozen-${idempotencyKey}`, idempotencyKey });
         // Longer than requestTimeoutMs: the first attempt times out, retries go out with its id.
         await sleep(3_000);
-        process.kill(nats.pid, "SIGCONT");
+        thaw(nats.pid);
         const receipt = await publishing;
         // Without a key: this call's own event, even when a retry was answered as a duplicate.
         if (idempotencyKey === undefined) expect(receipt.duplicate).toBe(false);
@@ -30,7 +31,7 @@ describe("publish retries", () => {
       const events = await collect(t.replay());
       expect(events.map((e) => e.data)).toEqual(["warm", "frozen-undefined", "frozen-k1"]);
     } finally {
-      process.kill(nats.pid, "SIGCONT");
+      thaw(nats.pid);
       await sync.close();
     }
   });
@@ -41,11 +42,11 @@ describe("publish retries", () => {
     try {
       const t = sync.topic<string>({ id: "retry.deadline" });
       await t.publish({ data: "warm" });
-      process.kill(nats.pid, "SIGSTOP");
+      await freeze(nats.pid);
       const started = Date.now();
       const err = await t.publish({ data: "lost?" }).then(() => undefined, (e: unknown) => e);
       const waited = Date.now() - started;
-      process.kill(nats.pid, "SIGCONT");
+      thaw(nats.pid);
       expect(err).toBeInstanceOf(BrokerUnavailableError);
       expect(err).toMatchObject({ code: ErrorCode.BrokerUnavailable, maybeStored: true });
       // Bounded by the deadline, not by a second full timeout of a "was the stream deleted?" check.
@@ -55,7 +56,7 @@ describe("publish retries", () => {
       await sleep(500);
       expect((await collect(t.replay())).filter((e) => e.data === "lost?").length).toBeLessThanOrEqual(1);
     } finally {
-      process.kill(nats.pid, "SIGCONT");
+      thaw(nats.pid);
       await sync.close();
     }
   });
