@@ -12,6 +12,7 @@ import { decodeDeadLetterRecord, describeError } from "./dead-letter.js";
 import { retryDelay, type ResolvedProcessOptions } from "./options.js";
 import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKind } from "./verdicts.js";
 import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";
+import { inHandlerSpan } from "../observe/trace.js";
 
 /** Longest wait of one pull request; an idle worker sends one per source this often. */
 const FETCH_EXPIRES_MS = 5_000;
@@ -255,7 +256,8 @@ export class ProcessWorker<T> implements Worker {
       this.runs.set(h, { eventId: event.eventId, streamSequence: h.msg.seq, attempt, since: started });
       let failure: { error: unknown } | undefined;
       try {
-        await this.ctx.handler(event);
+        const span = { topic: this.ctx.runtime.options.id, consumer: this.consumer, eventId: event.eventId, attempt };
+        await inHandlerSpan(h.msg.headers, span, () => this.ctx.handler(event));
       } catch (error) {
         failure = { error };
       }
