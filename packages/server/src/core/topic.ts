@@ -335,9 +335,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return this.#host.deadLetters<T>(this, options.consumer);
   }
 
-  checkpoint(name: string, options: { tenantId?: string } = {}): Checkpoint {
-    return openCheckpoint(this as JetStreamTopic<unknown>, name, options);
-  }
+  checkpoint = (name: string, options?: { tenantId?: string }): Checkpoint => openCheckpoint(this as JetStreamTopic<unknown>, name, options);
 
   watch(options: WatchOptions = {}): Promise<Watch> {
     return openWatch(() => this.ready(), this.#liveSubject, options);
