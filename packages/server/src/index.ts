@@ -28,6 +28,9 @@ export type {
   Worker,
   DeadLetter,
   DeadLetters,
+  Checkpoint,
+  Watch,
+  WatchOptions,
 } from "./core/types.js";
 export { startEmbeddedNats, EmbeddedNatsError } from "./embedded/server.js";
 export type { Durability, EmbeddedNats, EmbeddedNatsOptions } from "./embedded/server.js";

@@ -16,6 +16,7 @@ const encoder = new TextEncoder();
 import { EventFrames, encode } from "./frames.js";
 import { jsonLogger, leveled } from "./log.js";
 import { BridgeMetrics } from "./metrics.js";
+import { observeBridge } from "../observe/bridge-meter.js";
 import { resolveLimits, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
 import { originCheck } from "./origin.js";
 import { PrincipalCounts } from "./principals.js";
@@ -258,14 +259,15 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
   });
 
   const hubFollowers = () => (options.sync ? hubRegistryOf(options.sync).followerCount : 0) + fallbackHubs.followerCount;
-  const render = () =>
-    core.metrics.render({
-      hubFollowers: hubFollowers(),
-      hubs: core.hubIds.size,
-      draining: core.draining,
-      jetstreamConsumers: options.sync?.stats().consumers ?? 0,
-      unauthenticated: core.unauthenticated.size,
-    });
+  const extra = () => ({
+    hubFollowers: hubFollowers(),
+    hubs: core.hubIds.size,
+    draining: core.draining,
+    jetstreamConsumers: options.sync?.stats().consumers ?? 0,
+    unauthenticated: core.unauthenticated.size,
+  });
+  const render = () => core.metrics.render(extra());
+  const unobserve = observeBridge(() => core.metrics.snapshot(extra()));
   app.get("/metrics", (c) => c.body(render(), 200, { "content-type": "text/plain; version=0.0.4" }));
 
   let closed = false;
@@ -303,6 +305,7 @@ export function createBridge<P = unknown>(options: BridgeOptions<P>): Bridge {
       clearInterval(ticker);
       if (pollTimer) clearInterval(pollTimer);
       fallbackHubs.close();
+      unobserve();
     },
   };
   return bridge;

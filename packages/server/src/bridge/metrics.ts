@@ -1,6 +1,18 @@
-/** Prometheus metrics of a bridge, rendered in the text exposition format. */
+/**
+ * Metrics of a bridge: rendered in the Prometheus text format for `/metrics`, and reported under
+ * the same names through OpenTelemetry (`../observe/bridge-meter.ts`) when the app has an SDK.
+ */
+import { DURATION_BUCKETS as LAG_BUCKETS, instruments } from "../observe/meter.js";
+import type { BridgeSnapshot } from "../observe/bridge-meter.js";
 
-const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** What the bridge adds from outside the counters (hubs, the Sync, the drain state). */
+export interface BridgeExtra {
+  hubFollowers: number;
+  hubs: number;
+  draining: boolean;
+  unauthenticated: number;
+  jetstreamConsumers: number;
+}
 
 /** @internal Counters and gauges of one bridge. */
 export class BridgeMetrics {
@@ -26,9 +38,38 @@ export class BridgeMetrics {
     this.#lagCounts[i]!++;
     this.#lagSum += seconds;
     this.#lagCount++;
+    instruments().deliveryLag.record(seconds);
   }
 
-  render(extra: { hubFollowers: number; hubs: number; draining: boolean; unauthenticated: number; jetstreamConsumers: number }): string {
+  /** The gauges and counters for OpenTelemetry, named as in {@link render} (counters without `_total`). */
+  snapshot(extra: BridgeExtra): BridgeSnapshot {
+    return {
+      gauges: {
+        tidemark_bridge_connections: this.connections,
+        tidemark_bridge_unauthenticated_connections: extra.unauthenticated,
+        tidemark_bridge_paused_connections: this.pausedConnections,
+        tidemark_bridge_hubs: extra.hubs,
+        tidemark_hub_followers: extra.hubFollowers,
+        tidemark_jetstream_consumers: extra.jetstreamConsumers,
+        tidemark_bridge_draining: extra.draining ? 1 : 0,
+      },
+      labelledGauges: { tidemark_bridge_subscriptions: ["mode", this.subscriptions] },
+      counters: {
+        tidemark_bridge_events_delivered: this.eventsDelivered,
+        tidemark_bridge_live_events_dropped: this.liveEventsDropped,
+        tidemark_bridge_backpressure_pauses: this.backpressurePauses,
+        tidemark_bridge_replays: this.replays,
+        tidemark_bridge_subscription_retries: this.subscriptionRetries,
+      },
+      labelledCounters: {
+        tidemark_bridge_resets: ["reason", this.resets],
+        tidemark_bridge_rejected: ["reason", this.rejected],
+        tidemark_bridge_errors: ["code", this.errors],
+      },
+    };
+  }
+
+  render(extra: BridgeExtra): string {
     const out: string[] = [];
     const metric = (name: string, type: string, help: string, rows: [string, number][]) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);

@@ -18,6 +18,8 @@ import type { PubAck } from "@nats-io/jetstream";
 import { isNoResponders, isTransient, jsErrorCode, JsCode } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions } from "./types.js";
+import { traceHeaders } from "../observe/trace.js";
+import { instruments, recordSince } from "../observe/meter.js";
 
 const encoder = new TextEncoder();
 const HEADER_LINE = /[\r\n]/;
@@ -96,6 +98,8 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. */
 export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
   const deadline = Date.now() + ctx.deadlineMs;
+  const headers = traceHeaders(); // read before the first await: the caller's active span
+  const started = performance.now();
   const left = () => deadline - Date.now();
   let maybeStored = false;
   let reprovisioned = false;
@@ -106,9 +110,11 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
       handles = ctx.current() ?? (await within(ctx.ready(), left()));
       const ack = await handles.js.publish(subject, bytes, {
         msgID,
+        headers,
         expect: { streamName: ctx.stream },
         timeout: Math.max(1, Math.min(ctx.requestTimeoutMs, left())),
       });
+      recordSince(instruments().publishDuration, started, { topic: ctx.topic });
       return { ack, handles };
     } catch (err) {
       lastError = err;

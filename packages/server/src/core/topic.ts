@@ -24,10 +24,13 @@ import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
 import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendContext } from "./publish.js";
 import { openLive, type LiveSource } from "./live.js";
+import { openCheckpoint } from "./checkpoint.js";
+import { openWatch } from "./watch.js";
 import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import { encodeTenant } from "@tidemark/shared";
 import type {
+  Checkpoint,
   DeadLetters,
   FollowOptions,
   Hub,
@@ -39,6 +42,8 @@ import type {
   ReplayOptions,
   ResolvedTopicOptions,
   Topic,
+  Watch,
+  WatchOptions,
   Worker,
 } from "./types.js";
 
@@ -328,6 +333,12 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   deadLetters(options: { consumer: string }): DeadLetters<T> {
     return this.#host.deadLetters<T>(this, options.consumer);
+  }
+
+  checkpoint = (name: string, options?: { tenantId?: string }): Checkpoint => openCheckpoint(this as JetStreamTopic<unknown>, name, options);
+
+  watch(options: WatchOptions = {}): Promise<Watch> {
+    return openWatch(() => this.ready(), this.#liveSubject, options);
   }
 }
 

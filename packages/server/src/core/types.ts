@@ -142,6 +142,35 @@ export interface DeadLetters<T = unknown> {
   redrive(): Promise<number>;
 }
 
+/**
+ * A saved position of one reader (`topic.checkpoint(name, { tenantId })`), kept on the broker.
+ * It never moves backwards, whichever process saves.
+ */
+export interface Checkpoint {
+  readonly name: string;
+  readonly tenantId: string | undefined;
+  /** The saved cursor, or undefined. CursorMismatchError when the topic was re-created since. */
+  load(): Promise<Cursor | undefined>;
+  /**
+   * Saves "applied up to `cursor`" unless a later cursor is saved already; returns the saved
+   * cursor. With a tenant, saves the topic's head instead when the tenant has no event after it.
+   */
+  save(cursor: string): Promise<Cursor>;
+  /** Moves an idle tenant's saved cursor to the head (the save rule); returns the saved cursor. */
+  reconcile(): Promise<Cursor | undefined>;
+}
+
+export interface WatchOptions {
+  tenantId?: string;
+  signal?: AbortSignal;
+}
+
+/** A coalesced change signal: each tick means "something changed since the last tick was read". */
+export interface Watch extends AsyncIterable<void> {
+  /** Ends the watch (as aborting its signal does). */
+  close(): void;
+}
+
 /** A declared topic. Every method that touches the broker provisions it on first use. */
 export interface Topic<T = unknown> {
   readonly id: string;
@@ -157,6 +186,9 @@ export interface Topic<T = unknown> {
   hub(options?: { tenantId?: string }): Hub<T>;
   process(options: ProcessOptions, handler: (event: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
   deadLetters(options: { consumer: string }): DeadLetters<T>;
+  checkpoint(name: string, options?: { tenantId?: string }): Checkpoint;
+  /** Resolves once subscribed on the server: an event stored after that is never missed. */
+  watch(options?: WatchOptions): Promise<Watch>;
   destroy(): Promise<void>;
 }
 

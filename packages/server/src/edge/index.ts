@@ -42,6 +42,9 @@ export type {
   Worker,
   DeadLetter,
   DeadLetters,
+  Checkpoint,
+  Watch,
+  WatchOptions,
 } from "../core/types.js";
 export {
   ErrorCode,

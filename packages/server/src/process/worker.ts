@@ -12,6 +12,8 @@ import { decodeDeadLetterRecord, describeError } from "./dead-letter.js";
 import { retryDelay, type ResolvedProcessOptions } from "./options.js";
 import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKind } from "./verdicts.js";
 import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";
+import { inHandlerSpan } from "../observe/trace.js";
+import { recordAttempt } from "../observe/meter.js";
 
 /** Longest wait of one pull request; an idle worker sends one per source this often. */
 const FETCH_EXPIRES_MS = 5_000;
@@ -254,12 +256,14 @@ export class ProcessWorker<T> implements Worker {
       const started = performance.now();
       this.runs.set(h, { eventId: event.eventId, streamSequence: h.msg.seq, attempt, since: started });
       let failure: { error: unknown } | undefined;
+      const span = { topic: this.ctx.runtime.options.id, consumer: this.consumer, eventId: event.eventId, attempt };
       try {
-        await this.ctx.handler(event);
+        await inHandlerSpan(h.msg.headers, span, () => this.ctx.handler(event));
       } catch (error) {
         failure = { error };
       }
       const took = performance.now() - started;
+      recordAttempt(span.topic, this.consumer, took, !failure ? "ack" : attempt < maxAttempts ? "retry" : "dead_letter");
       this.avgHandlerMs = Number.isNaN(this.avgHandlerMs) ? took : this.avgHandlerMs * 0.9 + took * 0.1;
       if (!failure) {
         if (h.source === "redrive") await removeRedriven(this.ctx, h.msg);

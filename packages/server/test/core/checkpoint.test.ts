@@ -1,0 +1,123 @@
+import { describe, it, expect } from "vitest";
+import { CursorMismatchError, InvalidArgumentError, InvalidCursorError } from "../../src/index.js";
+import { failure, useCoreFixture } from "./fixture.js";
+
+const fx = useCoreFixture();
+
+describe("checkpoint", () => {
+  it("checkpoint - load is undefined until saved; save keeps the later cursor, never an earlier one", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "cp.basic" });
+    const cp = t.checkpoint("indexer");
+    expect(await cp.load()).toBeUndefined();
+    const r1 = await t.publish({ data: 1 });
+    const r2 = await t.publish({ data: 2 });
+    expect(await cp.save(r2.cursor)).toBe(r2.cursor);
+    expect(await cp.load()).toBe(r2.cursor);
+    // An older cursor does not move it back; save answers with what is saved.
+    expect(await cp.save(r1.cursor)).toBe(r2.cursor);
+    expect(await cp.load()).toBe(r2.cursor);
+    // Names and tenants are separate keys; a tenant id that is not a valid KV key still works.
+    expect(await t.checkpoint("other").load()).toBeUndefined();
+    expect(await t.checkpoint("indexer", { tenantId: "a b/é.~" }).load()).toBeUndefined();
+    // The bucket is one per namespace, visible to an operator.
+    const buckets: string[] = [];
+    for await (const s of fx.jsm.streams.list()) buckets.push(s.config.name);
+    expect(buckets).toContain(`KV_TMCP_${s.namespace}`);
+  });
+
+  it("checkpoint - two Syncs saving the same checkpoint at once never move it backwards", async () => {
+    const a = fx.sync();
+    const b = fx.sync({ namespace: a.namespace });
+    const ta = a.topic<number>({ id: "cp.race" });
+    const tb = b.topic<number>({ id: "cp.race" });
+    const cursors: string[] = [];
+    for (let i = 0; i < 60; i++) cursors.push((await ta.publish({ data: i })).cursor);
+    const cpa = ta.checkpoint("shared");
+    const cpb = tb.checkpoint("shared");
+    // Each round the two Syncs save neighbouring cursors at the same moment, the lower one from
+    // alternating sides: whichever write lands last, the higher cursor must stay.
+    for (let i = 0; i + 1 < cursors.length; i += 2) {
+      const [low, high] = [cursors[i]!, cursors[i + 1]!];
+      const [ra, rb] = await Promise.all(i % 4 === 0 ? [cpa.save(low), cpb.save(high)] : [cpa.save(high), cpb.save(low)]);
+      // Each save answers with what is saved, at least the cursor it was given.
+      expect([ra, rb]).toContain(high);
+      expect(await cpa.load()).toBe(high);
+      expect(await cpb.load()).toBe(high);
+    }
+  });
+
+  it("checkpoint - a tenant's save moves to the head when the tenant has no later event (watermark)", async () => {
+    const t = fx.sync().topic<number>({ id: "cp.tenant" });
+    const mine = await t.publish({ data: 0, tenantId: "a" });
+    for (let i = 0; i < 5; i++) await t.publish({ data: i, tenantId: "b" });
+    const cp = t.checkpoint("view", { tenantId: "a" });
+    const head = await t.head();
+    expect(await cp.save(mine.cursor)).toBe(head);
+    expect(await cp.load()).toBe(head);
+    // A tenant with an event after the cursor keeps the cursor it applied.
+    const b1 = await t.publish({ data: 9, tenantId: "b" });
+    await t.publish({ data: 10, tenantId: "b" });
+    const cpb = t.checkpoint("view", { tenantId: "b" });
+    expect(await cpb.save(b1.cursor)).toBe(b1.cursor);
+    // An untenanted checkpoint saves what it was given (every event is its own).
+    const all = t.checkpoint("all");
+    expect(await all.save(mine.cursor)).toBe(mine.cursor);
+  });
+
+  it("checkpoint - reconcile refreshes an idle tenant's cursor to the head before retention reaches it", async () => {
+    const t = fx.sync().topic<number>({ id: "cp.reconcile" });
+    const mine = await t.publish({ data: 0, tenantId: "idle" });
+    const cp = t.checkpoint("view", { tenantId: "idle" });
+    expect(await cp.reconcile()).toBeUndefined(); // nothing saved: nothing to refresh
+    await cp.save(mine.cursor);
+    for (let i = 0; i < 5; i++) await t.publish({ data: i, tenantId: "busy" });
+    expect(t.cursorSequence((await cp.load())!)).toBe(t.cursorSequence(mine.cursor));
+    expect(await cp.reconcile()).toBe(await t.head());
+    expect(await cp.load()).toBe(await t.head());
+    // A tenant with unapplied events is left where it is.
+    const busy = t.checkpoint("view", { tenantId: "busy" });
+    const first = (await t.publish({ data: 7, tenantId: "busy" })).cursor;
+    await t.publish({ data: 8, tenantId: "busy" });
+    await busy.save(first);
+    expect(await busy.reconcile()).toBe(first);
+  });
+
+  it("checkpoint - does not jump over events retention already removed after the cursor", async () => {
+    const t = fx.sync().topic<string>({ id: "cp.gap", retention: { maxBytes: 140 * 1024 }, maxPayloadBytes: 8 * 1024 });
+    const mine = await t.publish({ data: "x", tenantId: "a" });
+    await t.publish({ data: "y", tenantId: "a" }); // removed below, never applied
+    for (let i = 0; i < 40; i++) await t.publish({ data: "z".repeat(6000), tenantId: "b" });
+    const info = (await fx.jsm.streams.info((t as unknown as { streamName: string }).streamName)).state;
+    expect(info.first_seq).toBeGreaterThan(2);
+    expect(await t.checkpoint("view", { tenantId: "a" }).save(mine.cursor)).toBe(mine.cursor);
+  });
+
+  it("checkpoint - a cursor of a re-created topic is a CursorMismatchError; a new save replaces it", async () => {
+    const t = fx.sync().topic<number>({ id: "cp.recreate" });
+    const cp = t.checkpoint("indexer");
+    const old = await t.publish({ data: 1 });
+    await cp.save(old.cursor);
+    await t.destroy();
+    const fresh = await t.publish({ data: 2 });
+    expect(await failure(cp.load())).toBeInstanceOf(CursorMismatchError);
+    expect(await failure(cp.reconcile())).toBeInstanceOf(CursorMismatchError);
+    expect(await failure(cp.save(old.cursor))).toBeInstanceOf(CursorMismatchError);
+    // The new incarnation's cursor replaces the old one even though its sequence is lower.
+    expect(await cp.save(fresh.cursor)).toBe(fresh.cursor);
+    expect(await cp.load()).toBe(fresh.cursor);
+  });
+
+  it("checkpoint - bad names, tenants and cursors are typed errors", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "cp.bad" });
+    expect(() => t.checkpoint("a.b")).toThrow(InvalidArgumentError);
+    expect(() => t.checkpoint("")).toThrow(InvalidArgumentError);
+    expect(() => t.checkpoint("ok", { tenantId: "" })).toThrow(InvalidArgumentError);
+    const cp = t.checkpoint("ok");
+    expect(await failure(cp.save("nope"))).toBeInstanceOf(InvalidCursorError);
+    const other = s.topic<number>({ id: "cp.other" });
+    expect(await failure(cp.save((await other.publish({ data: 1 })).cursor))).toBeInstanceOf(CursorMismatchError);
+    expect(await cp.load()).toBeUndefined();
+  });
+});
