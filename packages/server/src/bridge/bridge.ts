@@ -18,7 +18,7 @@ import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
 import { observeBridge } from "../observe/bridge-meter.js";
 import { resolveOptions, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
-import { PrincipalCounts } from "./principals.js";
+import { PrincipalCounts } from "./principal-counts.js";
 import { addOperationsRoutes } from "./routes.js";
 import type { HubSource } from "./subscription.js";
 import { startTicker } from "./ticker.js";

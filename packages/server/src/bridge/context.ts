@@ -7,7 +7,7 @@ import type { BridgeMetrics } from "./metrics.js";
 import type { EventFrames } from "./frames.js";
 import type { ResolvedBridgeOptions } from "./options.js";
 import type { HubIds } from "./hub-ids.js";
-import type { PrincipalCounts } from "./principals.js";
+import type { PrincipalCounts } from "./principal-counts.js";
 import type { UnauthenticatedCount } from "./unauthenticated.js";
 import type { BackpressurePoller } from "./backpressure.js";
 import type { Connection } from "./connection.js";

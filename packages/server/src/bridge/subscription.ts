@@ -64,7 +64,7 @@ export class Subscription<P = unknown> implements HubProgress {
   readonly hubId: string;
   /** The last cursor sent to the client (event or caught_up), for logs. */
   cursor: string | undefined;
-  readonly #conn: SubscriptionSink<P>;
+  readonly #sink: SubscriptionSink<P>;
   readonly #context: SubscriptionContext;
   // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
   readonly #cancel = new Cancellation();
@@ -72,11 +72,11 @@ export class Subscription<P = unknown> implements HubProgress {
   #retries = 0;
 
   constructor(
-    conn: SubscriptionSink<P>,
+    sink: SubscriptionSink<P>,
     context: SubscriptionContext,
     init: { id: string; topicName: string; tenantId: string | undefined; mode: SubscriptionMode; exposed: ExposedTopic<P> },
   ) {
-    this.#conn = conn;
+    this.#sink = sink;
     this.#context = context;
     this.id = init.id;
     this.topicName = init.topicName;
@@ -109,7 +109,7 @@ export class Subscription<P = unknown> implements HubProgress {
     if (this.#cancel.aborted) return;
     this.#retries = 0;
     this.cursor = cursor;
-    this.#conn.send(encode({ type: "caught_up", id: this.id, cursor }));
+    this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
   }
 
   /** @internal HubProgress: fell behind the hub's window and replays. */
@@ -127,7 +127,7 @@ export class Subscription<P = unknown> implements HubProgress {
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
         const events = hub.subscribe({ after, cancel: signal, progress: this });
         for await (const event of events) {
-          if (!this.#conn.canSend()) await this.#conn.writable();
+          if (!this.#sink.canSend()) await this.#sink.writable();
           if (signal.aborted) return;
           this.#deliver(event);
         }
@@ -141,7 +141,7 @@ export class Subscription<P = unknown> implements HubProgress {
           const retries = ++this.#retries;
           context.metrics.subscriptionRetries++;
           const delay = Math.min(5_000, 100 * 2 ** retries) * (0.5 + Math.random() / 2);
-          context.log("info", "subscription retrying", { connection: this.#conn.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
+          context.log("info", "subscription retrying", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
           await new Promise((r) => setTimeout(r, delay));
           after = this.cursor ?? after;
           continue;
@@ -151,8 +151,8 @@ export class Subscription<P = unknown> implements HubProgress {
         const head = await this.exposed.topic.head();
         if (signal.aborted) return;
         context.metrics.bump(context.metrics.resets, reason);
-        context.log("info", "subscription reset", { connection: this.#conn.id, subscription: this.id, topic: this.topicName, reason });
-        this.#conn.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
+        context.log("info", "subscription reset", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, reason });
+        this.#sink.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
         after = head;
       }
     }
@@ -163,7 +163,7 @@ export class Subscription<P = unknown> implements HubProgress {
     const signal = this.#cancel.signal;
     for await (const event of this.exposed.topic.live({ tenantId: this.tenantId, signal })) {
       if (signal.aborted) return;
-      if (!this.#conn.canSend()) {
+      if (!this.#sink.canSend()) {
         context.metrics.liveEventsDropped++;
         continue;
       }
@@ -173,7 +173,7 @@ export class Subscription<P = unknown> implements HubProgress {
 
   #deliver(event: TidemarkEvent): void {
     const context = this.#context;
-    this.#conn.sendFrame(context.frames.frame(this.hubId, event));
+    this.#sink.sendFrame(context.frames.frame(this.hubId, event));
     this.cursor = event.cursor;
     context.metrics.eventsDelivered++;
     context.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);
@@ -183,12 +183,12 @@ export class Subscription<P = unknown> implements HubProgress {
     if (this.#cancel.aborted) return;
     const payload = toErrorPayload(err);
     this.#context.log("warn", "subscription failed", {
-      connection: this.#conn.id,
+      connection: this.#sink.id,
       subscription: this.id,
       topic: this.topicName,
       code: payload.code,
       error: payload.message,
     });
-    this.#conn.endSubscription(this, payload.code, payload.message);
+    this.#sink.endSubscription(this, payload.code, payload.message);
   }
 }
