@@ -12,7 +12,7 @@ export default defineConfig({
       {
         resolve,
         ssr: { resolve: { conditions: ["@tidemark/source"], externalConditions: ["@tidemark/source"] } },
-        test: { name: "unit", sequence: { groupOrder: 0 }, include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts"], environment: "node" },
+        test: { name: "unit", sequence: { groupOrder: 0 }, include: ["packages/*/src/**/*.test.ts", "apps/*/src/**/*.test.ts", "scripts/**/*.test.ts"], environment: "node" },
       },
       {
         resolve,

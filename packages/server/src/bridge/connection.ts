@@ -1,6 +1,7 @@
 /**
- * One WebSocket connection: the protocol state machine (hello, subscribe, unsubscribe, refresh,
- * heartbeats), its limits and its subscriptions. Frames are handled one at a time, in order.
+ * One WebSocket connection: the protocol (hello, subscribe, unsubscribe, refresh, heartbeats),
+ * its limits and its subscriptions. Frames are handled one at a time, in order. Its state
+ * (state.ts) changes only through `setState` (outbound.ts); the bridge's ticker calls `tick`.
  */
 import {
   CloseCode,
@@ -13,19 +14,23 @@ import {
 } from "@tidemark/shared";
 import type { ExposedTopic } from "./options.js";
 import { encode, parseClientFrame, ProtocolError } from "./frames.js";
-import { Subscription } from "./subscription.js";
+import { Subscription, type SubscriptionSink } from "./subscription.js";
 import { Session } from "./session.js";
 import { TokenBucket } from "./rate.js";
-import type { BridgeCore, BridgeSocket } from "./core.js";
+import type { BridgeContext } from "./context.js";
+import type { BridgeSocket } from "./socket.js";
 
 /** Frames a connection may have waiting to be handled before it is closed as a protocol error. */
 const MAX_IN_FLIGHT = 256;
 
+const PING = encode({ type: "ping" });
+
 /** @internal */
-export class Connection<P = unknown> extends Session<P> {
-  lastSeen = Date.now();
+export class Connection<P = unknown> extends Session<P> implements SubscriptionSink<P> {
+  /** When the client last sent a frame. */
+  #lastSeen = Date.now();
   /** When the next heartbeat ping is due. */
-  nextPingAt: number;
+  #nextPingAt: number;
   #subs: Map<string, Subscription<P>> | undefined;
   #queue: Promise<void> = Promise.resolve();
   /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
@@ -37,23 +42,40 @@ export class Connection<P = unknown> extends Session<P> {
     return (this.#subs ??= new Map());
   }
 
-  /** `address` is set when the caller counted the socket in `core.unauthenticated`. */
-  constructor(core: BridgeCore<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
-    super(core, socket, request, cookieToken, counted);
-    this.nextPingAt = Date.now() + core.heartbeatMs;
-    this.#subscribeRate = new TokenBucket(core.limits.subscribeRatePerSecond, Date.now());
+  /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
+  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
+    super(context, socket, request, cookieToken, counted);
+    this.#nextPingAt = Date.now() + context.options.heartbeatMs;
+    this.#subscribeRate = new TokenBucket(context.options.limits.subscribeRatePerSecond, Date.now());
+  }
+
+  /**
+   * Called by the bridge's ticker: enforces the hello and refresh deadlines and token expiry,
+   * closes a connection silent for two heartbeats, and pings one whose heartbeat is due. Pings
+   * are due heartbeatMs after the connection's last one, so they spread over the interval as
+   * connections arrived instead of 10,000 going out in one tick.
+   */
+  tick(now: number): void {
+    this.checkDeadlines(now);
+    if (this.state === "new" || this.state === "closed") return;
+    const heartbeatMs = this.context.options.heartbeatMs;
+    if (now - this.#lastSeen > 2 * heartbeatMs) this.close(CloseCode.Timeout, "no heartbeat");
+    else if (now >= this.#nextPingAt) {
+      this.#nextPingAt = now + heartbeatMs;
+      this.send(PING);
+    }
   }
 
   // ---- inbound ----
 
   onMessage(data: unknown): void {
     if (this.state === "closed") return;
-    this.lastSeen = Date.now();
+    this.#lastSeen = Date.now();
     if (typeof data !== "string") {
       this.protocolError(new ProtocolError("binary frames are not part of the protocol"));
       return;
     }
-    const max = this.core.limits.maxFrameBytes;
+    const max = this.context.options.limits.maxFrameBytes;
     if (data.length > max || (data.length * 3 > max && utf8Length(data) > max)) {
       this.refuse(ErrorCode.LimitExceeded, `frame over ${max} bytes`, CloseCode.FrameTooLarge, LimitName.FrameBytes);
       return;
@@ -74,7 +96,7 @@ export class Connection<P = unknown> extends Session<P> {
     this.#queue = this.#queue
       .then(() => this.#handle(frame))
       .catch((err) => {
-        this.core.log("error", "frame handling failed", { connection: this.id, error: String(err) });
+        this.context.log("error", "frame handling failed", { connection: this.id, error: String(err) });
         this.error(ErrorCode.Internal, "internal error");
       })
       .finally(() => this.#inFlight--);
@@ -127,7 +149,7 @@ export class Connection<P = unknown> extends Session<P> {
     try {
       return (await exposed.authorize(this.principal as P, { topic, tenantId, mode })) === true;
     } catch (err) {
-      this.core.log("warn", "authorize threw", { connection: this.id, topic, error: String(err) });
+      this.context.log("warn", "authorize threw", { connection: this.id, topic, error: String(err) });
       return false;
     }
   }
@@ -135,7 +157,7 @@ export class Connection<P = unknown> extends Session<P> {
   async #subscribe(frame: SubscribeFrame): Promise<void> {
     const { id, topic, tenantId, mode, cursor } = frame;
     const refuse = (code: ErrorCode, message: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}) => {
-      this.core.metrics.bump(this.core.metrics.rejected, extra.limit ?? code.toLowerCase());
+      this.context.metrics.bump(this.context.metrics.rejected, extra.limit ?? code.toLowerCase());
       this.error(code, message, id, extra);
     };
     if (this.state !== "open") return refuse(ErrorCode.Unauthorized, "the token expired: send refresh first");
@@ -144,12 +166,12 @@ export class Connection<P = unknown> extends Session<P> {
     if (retryAfterMs > 0) {
       return refuse(ErrorCode.LimitExceeded, "subscribing too fast", { limit: LimitName.SubscribeRate, retryAfterMs });
     }
-    if (this.subs.size >= this.core.limits.maxSubscriptions) {
-      return refuse(ErrorCode.LimitExceeded, `more than ${this.core.limits.maxSubscriptions} subscriptions on one connection`, {
+    if (this.subs.size >= this.context.options.limits.maxSubscriptions) {
+      return refuse(ErrorCode.LimitExceeded, `more than ${this.context.options.limits.maxSubscriptions} subscriptions on one connection`, {
         limit: LimitName.Subscriptions,
       });
     }
-    const exposed = this.core.topics.get(topic);
+    const exposed = this.context.options.topics.get(topic);
     if (!exposed || (exposed.modes && !exposed.modes.includes(mode))) {
       return refuse(ErrorCode.TopicNotFound, `topic ${JSON.stringify(topic)} is not exposed${exposed ? ` in ${mode} mode` : ""}`);
     }
@@ -173,12 +195,12 @@ export class Connection<P = unknown> extends Session<P> {
     }
     if (this.state !== "open") return;
     if (!allowed) {
-      this.core.log("info", "subscription forbidden", { connection: this.id, topic, tenantId, principal: this.principalKey });
+      this.context.log("info", "subscription forbidden", { connection: this.id, topic, tenantId, principal: this.principalKey });
       return refuse(ErrorCode.Forbidden, "not allowed to subscribe to this topic and tenant");
     }
-    const sub = new Subscription<P>(this, { id, topicName: topic, tenantId, mode, exposed });
+    const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });
     this.subs.set(id, sub);
-    this.core.metrics.subscriptions[mode]++;
+    this.context.metrics.subscriptions[mode]++;
     this.send(encode({ type: "subscribed", id, hub: sub.hubId, mode }));
     sub.start(cursor);
   }
@@ -193,7 +215,7 @@ export class Connection<P = unknown> extends Session<P> {
   #remove(sub: Subscription<P>): void {
     if (this.subs.get(sub.id) !== sub) return;
     this.subs.delete(sub.id);
-    this.core.metrics.subscriptions[sub.mode]--;
+    this.context.metrics.subscriptions[sub.mode]--;
     sub.stop();
   }
 
@@ -216,10 +238,10 @@ export class Connection<P = unknown> extends Session<P> {
   }
 
   #cleanup(): void {
-    this.state = "closed";
+    this.setState({ kind: "closed" });
     for (const sub of [...this.subs.values()]) this.#remove(sub);
     this.releaseSession();
     this.checkDrained();
-    if (this.core.connections.delete(this)) this.core.metrics.connections--;
+    if (this.context.connections.delete(this)) this.context.metrics.connections--;
   }
 }

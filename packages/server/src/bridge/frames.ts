@@ -2,7 +2,7 @@
  * Parsing and checking of client frames, and serialisation of server frames. Event frames are
  * serialised once per (event, hub) and the same string is sent to every subscriber.
  */
-import type { FrameText } from "./core.js";
+import type { FrameText } from "./socket.js";
 import {
   ErrorCode,
   PROTOCOL_VERSION,

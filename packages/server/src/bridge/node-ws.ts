@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { defineWebSocketHelper, WSContext, type WSEvents, type UpgradeWebSocket } from "hono/ws";
 import type { WebSocket, WebSocketServer } from "ws";
-import { SEND_TEXT_BYTES } from "./core.js";
+import { SEND_TEXT_BYTES } from "./socket.js";
 
 const SLOT = Symbol("tidemark.upgrade");
 

@@ -5,7 +5,8 @@
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { UpgradeWebSocket } from "hono/ws";
 import type { Sync, Topic } from "../core/types.js";
-import type { Logger, LogLevel } from "./log.js";
+import { jsonLogger, leveled, type Logger, type LogLevel } from "./log.js";
+import { originCheck, type OriginCheck } from "./origin.js";
 
 /** What `authorize` is asked about. */
 export interface AuthorizeRequest {
@@ -104,8 +105,85 @@ export const DEFAULT_LIMITS: BridgeLimits = {
   maxBufferedBytes: 1024 * 1024,
 };
 
-/** @internal */
-export function resolveLimits(limits: Partial<BridgeLimits> = {}): BridgeLimits {
+/**
+ * @internal `createBridge()`'s options with every default applied, checked once. Nothing
+ * downstream defaults an option again.
+ */
+export interface ResolvedBridgeOptions<P> {
+  /** Exposed topics by the name clients use. */
+  readonly topics: ReadonlyMap<string, ExposedTopic<P>>;
+  readonly authenticate: BridgeOptions<P>["authenticate"];
+  readonly upgradeWebSocket: BridgeOptions<P>["upgradeWebSocket"];
+  readonly sync: Sync | undefined;
+  /** The `origins` option as a check of an upgrade request. */
+  readonly originAllowed: OriginCheck;
+  readonly cookieName: string;
+  readonly path: string;
+  readonly limits: Readonly<BridgeLimits>;
+  readonly heartbeatMs: number;
+  readonly drainSpreadMs: number;
+  /** The principal's key for the per-principal limit; undefined when it has none. */
+  readonly principalKey: (principal: P) => string | undefined;
+  readonly expiresAt: (principal: P) => number | undefined;
+  /** The logger, filtered by `logLevel`. */
+  readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The defaults of the optional settings (the limits' are {@link DEFAULT_LIMITS}). */
+const DEFAULTS = {
+  cookieName: "tidemark_token",
+  path: "/ws",
+  heartbeatMs: 25_000,
+  drainSpreadMs: 2_000,
+  principalKey: defaultPrincipalKey,
+  expiresAt: defaultExpiresAt,
+  logger: jsonLogger,
+  logLevel: "info",
+} satisfies Required<Pick<BridgeOptions<unknown>, "cookieName" | "path" | "heartbeatMs" | "drainSpreadMs" | "expiresAt" | "logger" | "logLevel">> & {
+  // The default may find no key (the principal is then refused); a given principalKey always does.
+  principalKey: (principal: unknown) => string | undefined;
+};
+
+/** @internal Merges the defaults into `options` and checks them; throws InvalidArgumentError naming a bad field. */
+export function resolveOptions<P>(options: BridgeOptions<P>): ResolvedBridgeOptions<P> {
+  const merged = { ...DEFAULTS, ...definedOnly(options) };
+  if (!(merged.heartbeatMs > 0)) throw new InvalidArgumentError("heartbeatMs must be positive");
+  return {
+    topics: exposedByName(options.topics),
+    authenticate: options.authenticate,
+    upgradeWebSocket: options.upgradeWebSocket,
+    sync: options.sync,
+    originAllowed: originCheck(options.origins),
+    cookieName: merged.cookieName,
+    path: merged.path,
+    limits: resolveLimits(options.limits),
+    heartbeatMs: merged.heartbeatMs,
+    drainSpreadMs: merged.drainSpreadMs,
+    principalKey: merged.principalKey as (principal: P) => string | undefined,
+    expiresAt: merged.expiresAt as (principal: P) => number | undefined,
+    log: leveled(merged.logger, merged.logLevel),
+  };
+}
+
+/** `options` without its undefined fields, so that `{ path: undefined }` keeps the default. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function exposedByName<P>(exposed: ExposedTopic<P>[]): Map<string, ExposedTopic<P>> {
+  const topics = new Map<string, ExposedTopic<P>>();
+  for (const entry of exposed) {
+    if (typeof entry.authorize !== "function") {
+      throw new InvalidArgumentError(`exposed topic ${entry.name ?? entry.topic?.id} needs an authorize function`);
+    }
+    const name = entry.name ?? entry.topic.id;
+    if (topics.has(name)) throw new InvalidArgumentError(`topic ${name} is exposed twice`);
+    topics.set(name, entry);
+  }
+  return topics;
+}
+
+function resolveLimits(limits: Partial<BridgeLimits> = {}): BridgeLimits {
   const out = { ...DEFAULT_LIMITS, ...limits };
   for (const [key, value] of Object.entries(out)) {
     if (typeof value !== "number" || !(value > 0)) {

@@ -1,26 +1,49 @@
 /**
- * @internal The sending half of a connection: replies, shared event frames, and backpressure
- * (pause above `maxBufferedBytes`, resume below half of it). The protocol lives in Connection.
+ * @internal The sending half of a connection and its state: replies, shared event frames,
+ * backpressure (pause above `maxBufferedBytes`, resume below half of it), and `setState`, the
+ * one place the connection's state changes. The protocol lives in Session and Connection.
  */
 import { CloseCode, ErrorCode, isTidemarkError, type LimitName } from "@tidemark/shared";
 import { encode, type ProtocolError } from "./frames.js";
-import type { BridgeCore, BridgeSocket, FrameText } from "./core.js";
-
-export type State = "new" | "open" | "expired" | "closed";
+import type { BridgeContext } from "./context.js";
+import type { BridgeSocket, FrameText } from "./socket.js";
+import { canMove, type ConnectionState, type StateKind } from "./state.js";
 
 let nextConnection = 0;
 const processTag = Math.random().toString(36).slice(2, 8);
 
 export abstract class Outbound<P> {
   readonly id = `c${processTag}${(nextConnection++).toString(36)}`;
-  readonly core: BridgeCore<P>;
-  state: State = "new";
+  readonly context: BridgeContext<P>;
   protected readonly socket: BridgeSocket;
+  #state: ConnectionState<P>;
   #paused: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(core: BridgeCore<P>, socket: BridgeSocket) {
-    this.core = core;
+  constructor(context: BridgeContext<P>, socket: BridgeSocket) {
+    this.context = context;
     this.socket = socket;
+    this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
+  }
+
+  /** Which state the connection is in. */
+  get state(): StateKind {
+    return this.#state.kind;
+  }
+
+  /** The authenticated principal while the connection is open. */
+  get principal(): P | undefined {
+    return this.#state.kind === "open" ? this.#state.principal : undefined;
+  }
+
+  /** The connection's state with its data (deadline, principal, expiry). */
+  protected get current(): ConnectionState<P> {
+    return this.#state;
+  }
+
+  /** Moves to `next`: the only place the state changes. A transition the table does not list is a bug. */
+  protected setState(next: ConnectionState<P>): void {
+    if (!canMove(this.#state.kind, next.kind)) throw new Error(`connection ${this.id}: no transition from ${this.#state.kind} to ${next.kind}`);
+    this.#state = next;
   }
 
   abstract close(code: number, reason: string): void;
@@ -29,7 +52,7 @@ export abstract class Outbound<P> {
     if (this.state === "closed") return;
     // Replies (pong, unsubscribed, errors) do not wait for backpressure; a client that keeps
     // asking without reading would grow the buffer without bound, so past 4x it is closed.
-    if (this.socket.bufferedAmount > 4 * this.core.limits.maxBufferedBytes) {
+    if (this.socket.bufferedAmount > 4 * this.context.options.limits.maxBufferedBytes) {
       this.close(CloseCode.Timeout, "not reading");
       return;
     }
@@ -53,13 +76,13 @@ export abstract class Outbound<P> {
   /** False while the socket's send buffer is over the bound: events wait (hub) or drop (live). */
   canSend(): boolean {
     if (this.#paused) return false;
-    if (this.socket.bufferedAmount <= this.core.limits.maxBufferedBytes) return true;
+    if (this.socket.bufferedAmount <= this.context.options.limits.maxBufferedBytes) return true;
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     this.#paused = { promise, resolve };
-    this.core.metrics.pausedConnections++;
-    this.core.metrics.backpressurePauses++;
-    this.core.watchPaused(this);
+    this.context.metrics.pausedConnections++;
+    this.context.metrics.backpressurePauses++;
+    this.context.backpressure.watch(this);
     return false;
   }
 
@@ -71,10 +94,10 @@ export abstract class Outbound<P> {
   /** @internal Called by the poller; true once the connection is no longer paused. */
   checkDrained(): boolean {
     if (!this.#paused) return true;
-    if (this.state !== "closed" && this.socket.bufferedAmount > this.core.limits.maxBufferedBytes / 2) return false;
+    if (this.state !== "closed" && this.socket.bufferedAmount > this.context.options.limits.maxBufferedBytes / 2) return false;
     const paused = this.#paused;
     this.#paused = undefined;
-    this.core.metrics.pausedConnections--;
+    this.context.metrics.pausedConnections--;
     paused.resolve();
     return true;
   }
@@ -82,20 +105,20 @@ export abstract class Outbound<P> {
   // ---- errors ----
 
   protected error(code: ErrorCode, message: string, id?: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}): void {
-    this.core.metrics.bump(this.core.metrics.errors, code);
+    this.context.metrics.bump(this.context.metrics.errors, code);
     this.send(encode({ type: "error", id, code, message, ...extra }));
   }
 
   protected refuse(code: ErrorCode, message: string, closeCode: CloseCode, limit?: LimitName): void {
-    this.core.log(code === ErrorCode.LimitExceeded ? "warn" : "info", "connection refused", { connection: this.id, code, limit, reason: message });
+    this.context.log(code === ErrorCode.LimitExceeded ? "warn" : "info", "connection refused", { connection: this.id, code, limit, reason: message });
     this.error(code, message, undefined, limit ? { limit } : {});
     this.close(closeCode, message);
   }
 
   protected protocolError(err: ProtocolError | Error): void {
     const message = isTidemarkError(err) ? err.message : "protocol error";
-    this.core.metrics.bump(this.core.metrics.rejected, "protocol_error");
-    this.core.log("info", "protocol error", { connection: this.id, reason: message });
+    this.context.metrics.bump(this.context.metrics.rejected, "protocol_error");
+    this.context.log("info", "protocol error", { connection: this.id, reason: message });
     this.error(ErrorCode.ProtocolError, message);
     this.close(CloseCode.ProtocolError, "protocol error");
   }

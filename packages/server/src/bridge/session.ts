@@ -4,19 +4,15 @@
  * Subscriptions live in Connection.
  */
 import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
-import { defaultExpiresAt } from "./options.js";
 import { encode, ProtocolError } from "./frames.js";
 import { keep, rebuild, type KeptRequest } from "./kept-request.js";
-import { Outbound, type State } from "./outbound.js";
-import { principalKeyOf } from "./principals.js";
+import { Outbound } from "./outbound.js";
 import { principalId } from "./principal-id.js";
-import type { BridgeCore, BridgeSocket } from "./core.js";
+import type { BridgeContext } from "./context.js";
+import type { BridgeSocket } from "./socket.js";
+import type { StateKind } from "./state.js";
 
 export abstract class Session<P> extends Outbound<P> {
-  principal: P | undefined;
-  /** Deadline (ms) for `hello`, or for a `refresh` after the token expired. */
-  deadline: number;
-  expiresAt: number | undefined;
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
   #request: Request | KeptRequest;
   /** Remote address while counted among the unauthenticated sockets (`hello` not done yet). */
@@ -33,13 +29,18 @@ export abstract class Session<P> extends Outbound<P> {
   /** What the client is told of the principal (welcome, refreshed): see principal-id.ts. */
   #principalId: string | undefined;
 
-  /** `counted` is set when the caller counted the socket in `core.unauthenticated`. */
-  constructor(core: BridgeCore<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
-    super(core, socket);
+  /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
+  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
+    super(context, socket);
     this.#request = request;
     this.#unauthenticated = counted;
     this.#cookieToken = cookieToken;
-    this.deadline = Date.now() + core.limits.unauthenticatedTimeMs;
+  }
+
+  /** Token expiry (ms) of the principal while the connection is open. */
+  get expiresAt(): number | undefined {
+    const state = this.current;
+    return state.kind === "open" ? state.expiresAt : undefined;
   }
 
   /** The key of the principal in the per-principal limit, once authenticated. */
@@ -57,9 +58,9 @@ export abstract class Session<P> extends Outbound<P> {
     try {
       const r = this.#request;
       const request = r instanceof Request ? r : rebuild(r);
-      return (await this.core.options.authenticate(token, request)) ?? undefined;
+      return (await this.context.options.authenticate(token, request)) ?? undefined;
     } catch (err) {
-      this.core.log("info", "authenticate threw", { connection: this.id, error: String(err) });
+      this.context.log("info", "authenticate threw", { connection: this.id, error: String(err) });
       return undefined;
     }
   }
@@ -73,7 +74,7 @@ export abstract class Session<P> extends Outbound<P> {
     const principal = await this.#authenticate(token);
     if (this.state !== "new") return;
     if (principal === undefined) {
-      this.core.metrics.bump(this.core.metrics.rejected, "unauthorized");
+      this.context.metrics.bump(this.context.metrics.rejected, "unauthorized");
       this.refuse(ErrorCode.Unauthorized, token ? "authentication failed" : "no token in hello or cookie", CloseCode.Unauthorized);
       return;
     }
@@ -81,30 +82,28 @@ export abstract class Session<P> extends Outbound<P> {
     if (key === undefined) return;
     const id = await principalId(key);
     if (this.state !== "new") {
-      this.core.principals.release(key);
+      this.context.principals.release(key);
       return;
     }
     this.#principalKey = key;
     this.#principalId = id;
     this.#token = token;
-    this.principal = principal;
-    this.expiresAt = (this.core.options.expiresAt ?? defaultExpiresAt)(principal);
-    this.state = "open";
+    this.setState({ kind: "open", principal, expiresAt: this.context.options.expiresAt(principal) });
     this.#leaveUnauthenticated();
     if (this.#request instanceof Request) this.#request = keep(this.#request);
-    const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.core.limits;
+    const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.context.options.limits;
     this.send(
       encode({
         type: "welcome",
         v: PROTOCOL_VERSION,
         connectionId: this.id,
-        heartbeatMs: this.core.heartbeatMs,
+        heartbeatMs: this.context.options.heartbeatMs,
         limits: { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond },
         expiresAt: this.expiresAt,
         principal: id,
       }),
     );
-    this.core.log("debug", "connection authenticated", { connection: this.id, principal: key });
+    this.context.log("debug", "connection authenticated", { connection: this.id, principal: key });
   }
 
   /**
@@ -113,19 +112,19 @@ export abstract class Session<P> extends Outbound<P> {
    * returns undefined.
    */
   #takePrincipalSlot(principal: P): string | undefined {
-    const key = principalKeyOf(this.core.options, principal);
+    const key = this.context.options.principalKey(principal);
     if (key === undefined) {
-      this.core.warnOnce("no_principal_key", "a principal has neither a string id nor sub: set the principalKey option; its connections are refused");
-      this.core.metrics.bump(this.core.metrics.rejected, "no_principal_key");
+      this.context.warnOnce("no_principal_key", "a principal has neither a string id nor sub: set the principalKey option; its connections are refused");
+      this.context.metrics.bump(this.context.metrics.rejected, "no_principal_key");
       this.refuse(ErrorCode.Internal, "the server cannot identify this principal (no id or sub, and no principalKey option)", CloseCode.InternalError);
       return undefined;
     }
     if (key === this.#principalKey) return key;
-    if (!this.core.principals.acquire(key)) {
-      this.core.metrics.bump(this.core.metrics.rejected, "connections_per_principal");
+    if (!this.context.principals.acquire(key)) {
+      this.context.metrics.bump(this.context.metrics.rejected, "connections_per_principal");
       this.refuse(
         ErrorCode.LimitExceeded,
-        `more than ${this.core.limits.maxConnectionsPerPrincipal} connections for this principal`,
+        `more than ${this.context.options.limits.maxConnectionsPerPrincipal} connections for this principal`,
         CloseCode.TooManyConnections,
         LimitName.ConnectionsPerPrincipal,
       );
@@ -143,7 +142,7 @@ export abstract class Session<P> extends Outbound<P> {
     }
     this.#token = frame.token;
     await this.#adopt(principal);
-    if ((this.state as State) === "closed") return;
+    if ((this.state as StateKind) === "closed") return;
     this.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
   }
 
@@ -154,7 +153,7 @@ export abstract class Session<P> extends Outbound<P> {
     if (key !== this.#principalKey) {
       const id = await principalId(key);
       if (this.state === "closed") {
-        this.core.principals.release(key);
+        this.context.principals.release(key);
         return;
       }
       this.#releasePrincipal();
@@ -162,9 +161,7 @@ export abstract class Session<P> extends Outbound<P> {
       this.#principalId = id;
     }
     this.authEpoch++;
-    this.principal = principal;
-    this.expiresAt = (this.core.options.expiresAt ?? defaultExpiresAt)(principal);
-    this.state = "open";
+    this.setState({ kind: "open", principal, expiresAt: this.context.options.expiresAt(principal) });
     await this.reauthorize();
   }
 
@@ -179,33 +176,33 @@ export abstract class Session<P> extends Outbound<P> {
 
   /** Ends every subscription with UNAUTHORIZED and closes 4401. */
   #revoke(message: string): void {
-    this.core.metrics.bump(this.core.metrics.rejected, "revoked");
+    this.context.metrics.bump(this.context.metrics.rejected, "revoked");
     this.endAll(ErrorCode.Unauthorized, message);
     this.refuse(ErrorCode.Unauthorized, message, CloseCode.Unauthorized);
   }
 
   /** The token expired: subscriptions end; the client has `unauthenticatedTimeMs` to refresh. */
-  expire(now: number): void {
+  #expire(now: number): void {
     if (this.state !== "open") return;
     this.endAll(ErrorCode.Unauthorized, "the token expired");
-    this.state = "expired";
+    this.setState({ kind: "expired", deadline: now + this.context.options.limits.unauthenticatedTimeMs });
     this.authEpoch++;
-    this.deadline = now + this.core.limits.unauthenticatedTimeMs;
-    this.core.log("info", "token expired", { connection: this.id });
+    this.context.log("info", "token expired", { connection: this.id });
   }
 
-  /** Called by the bridge's timer: enforces the hello and refresh deadlines and token expiry. */
-  tick(now: number): void {
-    if ((this.state === "new" || this.state === "expired") && now > this.deadline) {
-      this.core.metrics.bump(this.core.metrics.rejected, "unauthenticated_time");
+  /** Enforces the hello and refresh deadlines and token expiry (from the bridge's ticker). */
+  protected checkDeadlines(now: number): void {
+    const state = this.current;
+    if ((state.kind === "new" || state.kind === "expired") && now > state.deadline) {
+      this.context.metrics.bump(this.context.metrics.rejected, "unauthenticated_time");
       this.refuse(
         ErrorCode.Unauthorized,
-        this.state === "new" ? "no valid hello in time" : "the token expired and was not refreshed in time",
+        state.kind === "new" ? "no valid hello in time" : "the token expired and was not refreshed in time",
         CloseCode.Timeout,
         LimitName.UnauthenticatedTime,
       );
-    } else if (this.state === "open" && this.expiresAt !== undefined && now >= this.expiresAt) {
-      this.expire(now);
+    } else if (state.kind === "open" && state.expiresAt !== undefined && now >= state.expiresAt) {
+      this.#expire(now);
     }
   }
 
@@ -219,12 +216,12 @@ export abstract class Session<P> extends Outbound<P> {
     const key = this.#principalKey;
     if (key === undefined) return;
     this.#principalKey = undefined;
-    this.core.principals.release(key);
+    this.context.principals.release(key);
   }
 
   #leaveUnauthenticated(): void {
     if (!this.#unauthenticated) return;
-    this.core.unauthenticated.remove(this.#unauthenticated.address);
+    this.context.unauthenticated.remove(this.#unauthenticated.address);
     this.#unauthenticated = undefined;
   }
 }

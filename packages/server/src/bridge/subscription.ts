@@ -3,6 +3,9 @@
  * cursor, then live; reset from the head on a bad or expired cursor) and pauses while the
  * socket's buffer is full — the hub leaves it behind and it catches up from its position later.
  * Live mode reads `topic.live()` and drops events while paused.
+ *
+ * It sees its connection only through `SubscriptionSink` and the bridge only through
+ * `SubscriptionContext`, so it can be driven by fakes (subscription.test.ts).
  */
 import {
   ErrorCode,
@@ -13,10 +16,10 @@ import {
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
-import type { Hub } from "../core/types.js";
-import { Cancellation, SharedHub, type HubProgress } from "../hub/registry.js";
+import { Cancellation, type HubProgress, type SharedHub } from "../hub/registry.js";
 import type { ExposedTopic } from "./options.js";
-import type { Connection } from "./connection.js";
+import type { BridgeContext } from "./context.js";
+import type { FrameText } from "./socket.js";
 import { encode } from "./frames.js";
 
 const resetReasons: Partial<Record<string, ResetReason>> = {
@@ -27,6 +30,28 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 
 /** Retries after BROKER_UNAVAILABLE before the subscription ends (about a minute of backoff). */
 const MAX_RETRIES = 15;
+
+/** @internal What a subscription uses of its connection. */
+export interface SubscriptionSink<P = unknown> {
+  /** The connection's id, for logs. */
+  readonly id: string;
+  /** Sends a reply frame (caught_up, reset). */
+  send(text: string): void;
+  /** Sends an event frame shared with other connections. */
+  sendFrame(frame: FrameText): void;
+  /** False while the send buffer is over the bound (backpressure). */
+  canSend(): boolean;
+  /** Resolves once the send buffer drained after `canSend()` said false. */
+  writable(): Promise<void>;
+  /** Ends the subscription with `unsubscribed` and this code (it failed). */
+  endSubscription(sub: Subscription<P>, code: ErrorCode | undefined, message: string | undefined): void;
+}
+
+/** @internal The hub of a (topic, tenant) a hub-mode subscription reads. */
+export type HubSource = (topic: ExposedTopic<unknown>["topic"], tenantId: string | undefined) => Pick<SharedHub<unknown>, "subscribe">;
+
+/** @internal What a subscription uses of the bridge. */
+export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log">;
 
 /** @internal */
 export class Subscription<P = unknown> implements HubProgress {
@@ -39,21 +64,27 @@ export class Subscription<P = unknown> implements HubProgress {
   readonly hubId: string;
   /** The last cursor sent to the client (event or caught_up), for logs. */
   cursor: string | undefined;
-  readonly #conn: Connection<P>;
+  readonly #sink: SubscriptionSink<P>;
+  readonly #context: SubscriptionContext;
   // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
   readonly #cancel = new Cancellation();
   /** Consecutive retries after broker trouble; reset when the subscription catches up. */
   #retries = 0;
 
-  constructor(conn: Connection<P>, init: { id: string; topicName: string; tenantId: string | undefined; mode: SubscriptionMode; exposed: ExposedTopic<P> }) {
-    this.#conn = conn;
+  constructor(
+    sink: SubscriptionSink<P>,
+    context: SubscriptionContext,
+    init: { id: string; topicName: string; tenantId: string | undefined; mode: SubscriptionMode; exposed: ExposedTopic<P> },
+  ) {
+    this.#sink = sink;
+    this.#context = context;
     this.id = init.id;
     this.topicName = init.topicName;
     this.tenantId = init.tenantId;
     this.mode = init.mode;
     this.exposed = init.exposed;
     this.hubKey = `${init.mode}\u0000${init.topicName}\u0000${init.tenantId ?? ""}`;
-    this.hubId = conn.core.hubIds.acquire(this.hubKey);
+    this.hubId = context.hubIds.acquire(this.hubKey);
   }
 
   get stopped(): boolean {
@@ -70,12 +101,7 @@ export class Subscription<P = unknown> implements HubProgress {
   stop(): void {
     if (this.#cancel.aborted) return;
     this.#cancel.abort();
-    this.#conn.core.hubIds.release(this.hubKey);
-  }
-
-  #hub(): Hub<unknown> {
-    const hub = this.exposed.topic.hub({ tenantId: this.tenantId }) as Hub<unknown>;
-    return hub instanceof SharedHub ? hub : this.#conn.core.fallbackHubs.get(this.exposed.topic, this.tenantId);
+    this.#context.hubIds.release(this.hubKey);
   }
 
   /** @internal HubProgress: the replay reached the live edge. */
@@ -83,25 +109,25 @@ export class Subscription<P = unknown> implements HubProgress {
     if (this.#cancel.aborted) return;
     this.#retries = 0;
     this.cursor = cursor;
-    this.#conn.send(encode({ type: "caught_up", id: this.id, cursor }));
+    this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
   }
 
   /** @internal HubProgress: fell behind the hub's window and replays. */
   onReplay(): void {
-    this.#conn.core.metrics.replays++;
+    this.#context.metrics.replays++;
   }
 
   async #runHub(initial: string | undefined): Promise<void> {
-    const { core } = this.#conn;
+    const context = this.#context;
     const signal = this.#cancel;
     let after = initial;
     this.#retries = 0;
     while (!signal.aborted) {
       try {
-        const hub = this.#hub() as SharedHub<unknown>;
+        const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
         const events = hub.subscribe({ after, cancel: signal, progress: this });
         for await (const event of events) {
-          if (!this.#conn.canSend()) await this.#conn.writable();
+          if (!this.#sink.canSend()) await this.#sink.writable();
           if (signal.aborted) return;
           this.#deliver(event);
         }
@@ -113,9 +139,9 @@ export class Subscription<P = unknown> implements HubProgress {
         // instead of ending it (the client would only subscribe again with the same cursor).
         if (code === ErrorCode.BrokerUnavailable && this.#retries < MAX_RETRIES) {
           const retries = ++this.#retries;
-          core.metrics.subscriptionRetries++;
+          context.metrics.subscriptionRetries++;
           const delay = Math.min(5_000, 100 * 2 ** retries) * (0.5 + Math.random() / 2);
-          core.log("info", "subscription retrying", { connection: this.#conn.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
+          context.log("info", "subscription retrying", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
           await new Promise((r) => setTimeout(r, delay));
           after = this.cursor ?? after;
           continue;
@@ -124,21 +150,21 @@ export class Subscription<P = unknown> implements HubProgress {
         if (!reason) throw err;
         const head = await this.exposed.topic.head();
         if (signal.aborted) return;
-        core.metrics.bump(core.metrics.resets, reason);
-        core.log("info", "subscription reset", { connection: this.#conn.id, subscription: this.id, topic: this.topicName, reason });
-        this.#conn.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
+        context.metrics.bump(context.metrics.resets, reason);
+        context.log("info", "subscription reset", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, reason });
+        this.#sink.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
         after = head;
       }
     }
   }
 
   async #runLive(): Promise<void> {
-    const { core } = this.#conn;
+    const context = this.#context;
     const signal = this.#cancel.signal;
     for await (const event of this.exposed.topic.live({ tenantId: this.tenantId, signal })) {
       if (signal.aborted) return;
-      if (!this.#conn.canSend()) {
-        core.metrics.liveEventsDropped++;
+      if (!this.#sink.canSend()) {
+        context.metrics.liveEventsDropped++;
         continue;
       }
       this.#deliver(event);
@@ -146,23 +172,23 @@ export class Subscription<P = unknown> implements HubProgress {
   }
 
   #deliver(event: TidemarkEvent): void {
-    const { core } = this.#conn;
-    this.#conn.sendFrame(core.frames.frame(this.hubId, event));
+    const context = this.#context;
+    this.#sink.sendFrame(context.frames.frame(this.hubId, event));
     this.cursor = event.cursor;
-    core.metrics.eventsDelivered++;
-    core.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);
+    context.metrics.eventsDelivered++;
+    context.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);
   }
 
   #fail(err: unknown): void {
     if (this.#cancel.aborted) return;
     const payload = toErrorPayload(err);
-    this.#conn.core.log("warn", "subscription failed", {
-      connection: this.#conn.id,
+    this.#context.log("warn", "subscription failed", {
+      connection: this.#sink.id,
       subscription: this.id,
       topic: this.topicName,
       code: payload.code,
       error: payload.message,
     });
-    this.#conn.endSubscription(this, payload.code, payload.message);
+    this.#sink.endSubscription(this, payload.code, payload.message);
   }
 }

@@ -1,7 +1,4 @@
 /** @internal Per-principal connection counts of one bridge process (the per-principal limit). */
-import type { BridgeOptions } from "./options.js";
-import { defaultPrincipalKey } from "./options.js";
-
 export class PrincipalCounts {
   readonly #counts = new Map<string, number>();
   readonly #max: number;
@@ -25,8 +22,3 @@ export class PrincipalCounts {
   }
 }
 
-/** The key of `principal`: the `principalKey` option, else its stable id; undefined when it has none. */
-export function principalKeyOf<P>(options: BridgeOptions<P>, principal: P): string | undefined {
-  if (options.principalKey) return options.principalKey(principal);
-  return defaultPrincipalKey(principal);
-}

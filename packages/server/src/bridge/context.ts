@@ -1,0 +1,34 @@
+/**
+ * @internal `BridgeContext`: what the connections of one bridge share — its resolved options,
+ * counts, metrics and logs. Built once by `createBridge()` and handed to each connection.
+ */
+import type { LogLevel } from "./log.js";
+import type { BridgeMetrics } from "./metrics.js";
+import type { EventFrames } from "./frames.js";
+import type { ResolvedBridgeOptions } from "./options.js";
+import type { HubIds } from "./hub-ids.js";
+import type { PrincipalCounts } from "./principal-counts.js";
+import type { UnauthenticatedCount } from "./unauthenticated.js";
+import type { BackpressurePoller } from "./backpressure.js";
+import type { Connection } from "./connection.js";
+import type { HubSource } from "./subscription.js";
+
+/** @internal */
+export interface BridgeContext<P = unknown> {
+  readonly options: ResolvedBridgeOptions<P>;
+  readonly metrics: BridgeMetrics;
+  readonly frames: EventFrames;
+  readonly hubIds: HubIds;
+  /** The shared hub of a (topic, tenant): the topic's own, or the bridge's for another Topic implementation. */
+  readonly hubOf: HubSource;
+  readonly principals: PrincipalCounts;
+  /** Sockets that have not said a valid `hello` yet (capped per process and per address). */
+  readonly unauthenticated: UnauthenticatedCount;
+  readonly connections: Set<Connection<P>>;
+  readonly backpressure: BackpressurePoller;
+  readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  /** Logs a warning the first time `key` comes up (a misconfiguration seen on every connection). */
+  warnOnce(key: string, msg: string): void;
+  /** Set once by `drain()`: new upgrades are refused and new sockets told to go elsewhere. */
+  draining: boolean;
+}

@@ -1,0 +1,58 @@
+/**
+ * @internal The runtime-neutral socket the bridge writes to, and its implementation over Hono's
+ * `WSContext` (one small object per socket, no closures).
+ */
+import type { WSContext } from "hono/ws";
+
+/**
+ * An optional fast path a runtime adapter may put on its WSContext (the Node entry does):
+ * send a frame's UTF-8 bytes as a TEXT message, so a frame shared by many sockets is encoded
+ * once instead of once per socket. (`WSContext.send(Uint8Array)` would send a binary message.)
+ */
+export const SEND_TEXT_BYTES = Symbol.for("tidemark.sendTextBytes");
+export interface TextBytesSender {
+  sendTextBytes(bytes: Uint8Array): void;
+}
+
+/** A serialised frame; `bytes` (its UTF-8) is filled on first use by a socket that takes it. */
+export interface FrameText {
+  text: string;
+  bytes?: Uint8Array;
+}
+
+/** The runtime-neutral view of a WebSocket the bridge writes to. */
+export interface BridgeSocket {
+  send(data: string): void;
+  /** Sends a shared frame (text or, where the runtime allows, its cached UTF-8 bytes). */
+  sendFrame(frame: FrameText): void;
+  close(code: number, reason: string): void;
+  /** Bytes queued for sending; 0 when the runtime does not tell. */
+  readonly bufferedAmount: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The bridge's view of a Hono WSContext (a class: no per-socket closures). */
+export class ContextSocket implements BridgeSocket {
+  readonly #ws: WSContext;
+  constructor(ws: WSContext) {
+    this.#ws = ws;
+  }
+  send(data: string): void {
+    this.#ws.send(data);
+  }
+  sendFrame(frame: FrameText): void {
+    const fast = (this.#ws as unknown as { [SEND_TEXT_BYTES]?: TextBytesSender })[SEND_TEXT_BYTES];
+    if (!fast) return this.#ws.send(frame.text);
+    fast.sendTextBytes((frame.bytes ??= encoder.encode(frame.text)));
+  }
+  close(code: number, reason: string): void {
+    this.#ws.close(code, reason);
+  }
+  get bufferedAmount(): number {
+    // `ws`, browsers, Deno: bufferedAmount; Bun: getBufferedAmount()
+    const raw = this.#ws.raw as { bufferedAmount?: number; getBufferedAmount?: () => number } | undefined;
+    if (!raw) return 0;
+    return typeof raw.bufferedAmount === "number" ? raw.bufferedAmount : (raw.getBufferedAmount?.() ?? 0);
+  }
+}

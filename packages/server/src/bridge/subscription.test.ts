@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode, SubscriptionMode, type Cursor, type TidemarkEvent } from "@tidemark/shared";
+import type { SharedHubSubscribeOptions } from "../hub/registry.js";
+import { EventFrames } from "./frames.js";
+import { HubIds } from "./hub-ids.js";
+import { BridgeMetrics } from "./metrics.js";
+import type { ExposedTopic } from "./options.js";
+import type { FrameText } from "./socket.js";
+import { Subscription, type SubscriptionContext, type SubscriptionSink } from "./subscription.js";
+
+// A fake connection: records frames, and reports a full send buffer from the `pauseAfter`th
+// frame until `drain()`.
+class FakeSink implements SubscriptionSink {
+  readonly id = "c-test";
+  readonly frames: { type: string; cursor?: string; event?: { cursor: string } }[] = [];
+  readonly ended: { id: string; code: ErrorCode | undefined }[] = [];
+  full = false;
+  #drained: (() => void) | undefined;
+  constructor(readonly pauseAfter = Infinity) {}
+  send(text: string): void {
+    this.#record(text);
+  }
+  sendFrame(frame: FrameText): void {
+    this.#record(frame.text);
+  }
+  #record(text: string): void {
+    this.frames.push(JSON.parse(text));
+    if (this.frames.length === this.pauseAfter) this.full = true;
+  }
+  canSend(): boolean {
+    return !this.full;
+  }
+  writable(): Promise<void> {
+    return this.full ? new Promise((resolve) => (this.#drained = resolve)) : Promise.resolve();
+  }
+  drain(): void {
+    this.full = false;
+    this.#drained?.();
+  }
+  endSubscription(sub: Subscription, code: ErrorCode | undefined): void {
+    this.ended.push({ id: sub.id, code });
+    sub.stop();
+  }
+}
+
+function event(n: number): TidemarkEvent {
+  return { eventId: `e${n}`, cursor: `s${n}` as Cursor, streamSequence: n, data: { n }, publishedAt: Date.now() };
+}
+
+// A fake hub: yields `events` (counting each one pulled), then reports caught up and waits.
+function fakeHub(events: TidemarkEvent[], pulled = { count: 0 }) {
+  return {
+    pulled,
+    subscribe(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent> {
+      return (async function* () {
+        for (const e of events) {
+          pulled.count++;
+          yield e;
+        }
+        options.progress?.onCaughtUp?.(events.at(-1)!.cursor);
+        await new Promise(() => undefined);
+      })();
+    },
+  };
+}
+
+function setup(hub: ReturnType<typeof fakeHub>, sink: FakeSink, topic: Partial<ExposedTopic["topic"]> = {}, mode: SubscriptionMode = SubscriptionMode.Hub) {
+  const context: SubscriptionContext = { hubIds: new HubIds(), hubOf: () => hub, frames: new EventFrames(), metrics: new BridgeMetrics(), log: () => undefined };
+  const exposed = { topic: topic as ExposedTopic["topic"], authorize: () => true };
+  const sub = new Subscription(sink, context, { id: "s1", topicName: "t", tenantId: "acme", mode, exposed });
+  return { sub, context };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(check()).toBe(true);
+}
+
+/** Lets pending promise callbacks and timers run. */
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe("subscription", () => {
+  it("subscription - sends the hub's events in order, each once, then caught_up", async () => {
+    const sink = new FakeSink();
+    const { sub, context } = setup(fakeHub([1, 2, 3, 4, 5].map(event)), sink);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 6);
+    expect(sink.frames.map((f) => f.event?.cursor ?? `${f.type}:${f.cursor}`)).toEqual(["s1", "s2", "s3", "s4", "s5", "caught_up:s5"]);
+    expect(context.metrics.eventsDelivered).toBe(5);
+    sub.stop();
+  });
+
+  it("subscription - pauses on backpressure without pulling further from the hub, and resumes in order", async () => {
+    const sink = new FakeSink(2);
+    const hub = fakeHub([1, 2, 3, 4, 5].map(event));
+    const { sub } = setup(hub, sink);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 2);
+    await settle();
+    // The third event was pulled and waits for the buffer; nothing more is read or sent.
+    expect(sink.frames).toHaveLength(2);
+    expect(hub.pulled.count).toBe(3);
+    sink.drain();
+    await until(() => sink.frames.length === 6);
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "caught_up"]);
+    sub.stop();
+  });
+
+  it("subscription - a stopped subscription sends nothing more and gives its hub id back", async () => {
+    const sink = new FakeSink(1);
+    const { sub, context } = setup(fakeHub([1, 2, 3].map(event)), sink);
+    sub.start(undefined);
+    expect(context.hubIds.size).toBe(1);
+    await until(() => sink.frames.length === 1);
+    sub.stop();
+    sink.drain();
+    await settle();
+    expect(sink.frames).toHaveLength(1);
+    expect(context.hubIds.size).toBe(0);
+    expect(sub.stopped).toBe(true);
+  });
+
+  it("subscription - live mode drops events while paused and sends the rest in order", async () => {
+    const sink = new FakeSink(2);
+    const topic = {
+      live: () =>
+        (async function* () {
+          for (const n of [1, 2, 3, 4, 5]) {
+            if (n === 5) sink.drain();
+            yield event(n);
+          }
+          await new Promise(() => undefined);
+        })(),
+    };
+    const { sub, context } = setup(fakeHub([]), sink, topic as Partial<ExposedTopic["topic"]>, SubscriptionMode.Live);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 3);
+    expect(sink.frames.map((f) => f.event?.cursor)).toEqual(["s1", "s2", "s5"]);
+    expect(context.metrics.liveEventsDropped).toBe(2);
+    sub.stop();
+  });
+
+  it("subscription - a hub failure that is not a cursor problem ends the subscription with its code", async () => {
+    const sink = new FakeSink();
+    const failing = {
+      pulled: { count: 0 },
+      subscribe: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("boom")) }),
+      }),
+    };
+    const { sub } = setup(failing, sink);
+    sub.start(undefined);
+    await until(() => sink.ended.length === 1);
+    expect(sink.ended[0]).toEqual({ id: "s1", code: ErrorCode.Internal });
+    expect(sink.frames).toEqual([]);
+  });
+});
