@@ -53,7 +53,7 @@ export class Engine implements EngineApi {
   }
 
   async stats(): Promise<EngineStats> {
-    return this.engine?.stats() ?? { tabs: 0, feeds: 0, status: "connecting", connectionId: undefined, socketsOpened: 0, items: 0 };
+    return this.engine?.stats() ?? { tabs: 0, feeds: 0, status: "connecting", socketsOpened: 0, items: 0 };
   }
 
   /** Stops the socket and every timer; pending history is written. The engine is not reused. */

@@ -33,6 +33,11 @@ export interface FeedsParts {
 
 /** @internal */
 export class Feeds {
+  readonly config: EngineConfig;
+  readonly socket: Socket;
+  readonly history: History;
+  readonly tokens: TokenSource;
+  readonly delivery: Delivery;
   readonly byKey = new Map<string, Feed>();
   readonly wire = new WireTable();
   /** The server named the principal on the current socket: subscriptions may go out. */
@@ -42,11 +47,13 @@ export class Feeds {
   /** Subscriptions to ask again later (the server was busy); cleared on stop. */
   private readonly retries = new Set<ReturnType<typeof setTimeout>>();
 
-  constructor(readonly parts: FeedsParts) {}
+  constructor(parts: FeedsParts) {
+    ({ config: this.config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery } = parts);
+  }
 
   /** `welcome`: once the history of the principal it names is loaded, every feed subscribes. */
   welcomed(frame: WelcomeFrame): void {
-    const { socket, history, delivery } = this.parts;
+    const { socket, history, delivery } = this;
     void history.ready.then(() => {
       if (socket.state.kind !== "open" || socket.state.connectionId !== frame.connectionId) return;
       // An older server names no principal: one history for the profile, as before.
@@ -59,16 +66,16 @@ export class Feeds {
 
   /** The principal is now `principal`: every feed leaves the socket and loads that one's history. */
   adopt(principal: string | undefined): void {
-    if (!this.parts.history.adopt(principal)) return;
+    if (!this.history.adopt(principal)) return;
     for (const feed of this.byKey.values()) {
       this.unwire(feed);
       feed.refused = undefined;
       feed.accepted = false;
       feed.caughtUp = false;
-      this.parts.delivery.clear(feed);
+      this.delivery.clear(feed);
       this.load(feed);
     }
-    this.parts.delivery.broadcastStatus();
+    this.delivery.broadcastStatus();
   }
 
   /** The socket is gone (or about to be): forget its subscriptions (saved history stays). */
@@ -96,23 +103,23 @@ export class Feeds {
   }
 
   limit(feed: Feed): number {
-    return feed.request.mode === "hub" ? this.parts.config.historyLimit : LIVE_LIMIT;
+    return feed.request.mode === "hub" ? this.config.historyLimit : LIVE_LIMIT;
   }
 
   /** Reads the feed's saved history for the current principal, then shows and subscribes it. */
   private load(feed: Feed): void {
     feed.log = undefined;
-    feed.loaded = this.parts.history.read(feed, this.limit(feed)).then((log) => {
+    feed.loaded = this.history.read(feed, this.limit(feed)).then((log) => {
       if (!log || this.byKey.get(feed.key) !== feed) return;
       feed.log = log;
-      this.parts.delivery.release(feed);
+      this.delivery.release(feed);
       this.subscribe(feed);
     });
   }
 
   mayShow(feed: Feed): boolean {
     if (feed.request.mode === "live" || feed.accepted || feed.refused) return true;
-    const kind = this.parts.socket.state.kind;
+    const kind = this.socket.state.kind;
     return kind !== "connecting" && kind !== "open";
   }
 
@@ -128,11 +135,11 @@ export class Feeds {
   /** Ends the feed's subscription on the socket, if it has one. */
   private unwire(feed: Feed): void {
     const id = this.wire.remove(feed);
-    if (id !== undefined) this.parts.socket.send({ type: "unsubscribe", id });
+    if (id !== undefined) this.socket.send({ type: "unsubscribe", id });
   }
 
   subscribe(feed: Feed): void {
-    const { socket } = this.parts;
+    const { socket } = this;
     if (!feed.log || feed.refused || !this.confirmed || socket.state.kind !== "open" || this.wire.has(feed)) return;
     const id = this.wire.add(feed);
     const { mode, topic, tenantId } = feed.request;
@@ -151,13 +158,13 @@ export class Feeds {
   reachedEdge(feed: Feed): void {
     feed.caughtUp = true;
     if (!this.wasLive && this.allCaughtUp()) this.wasLive = true;
-    this.parts.delivery.caughtUp(feed);
-    this.parts.delivery.broadcastStatus();
+    this.delivery.caughtUp(feed);
+    this.delivery.broadcastStatus();
   }
 
   /** The server ended or refused a subscription: retry what can be retried, report the rest. */
   ended(feed: Feed, code: ErrorPayload["code"], message: string, retryAfterMs: number | undefined): void {
-    const { delivery, history, tokens } = this.parts;
+    const { delivery, history, tokens } = this;
     feed.caughtUp = false;
     switch (code) {
       case ErrorCode.Unauthorized:
@@ -190,7 +197,7 @@ export class Feeds {
   /** Not a refusal of access: what is saved may be shown meanwhile, and the server asked again. */
   private retry(feed: Feed, ms: number): void {
     feed.accepted = true;
-    this.parts.delivery.release(feed);
+    this.delivery.release(feed);
     const timer = setTimeout(() => {
       this.retries.delete(timer);
       if (this.byKey.get(feed.key) === feed) this.subscribe(feed);
@@ -200,7 +207,7 @@ export class Feeds {
 
   /** A tab's status; without a tab, the whole engine's. */
   status(tab: Tab | undefined): Status {
-    return tabStatus(this.parts.socket.state, this.wasLive, this.allCaughtUp(tab));
+    return tabStatus(this.socket.state, this.wasLive, this.allCaughtUp(tab));
   }
 
   private allCaughtUp(tab?: Tab): boolean {
@@ -216,8 +223,8 @@ export class Feeds {
       for (const feed of this.byKey.values()) feed.caughtUp = false;
     }
     // The server cannot be asked now: held snapshots of saved history are shown.
-    for (const feed of this.byKey.values()) this.parts.delivery.release(feed);
-    this.parts.delivery.broadcastStatus();
+    for (const feed of this.byKey.values()) this.delivery.release(feed);
+    this.delivery.broadcastStatus();
   }
 
   /** Cancels planned retries (shutdown). */

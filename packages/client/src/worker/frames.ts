@@ -17,7 +17,7 @@ export function handleFrame(feeds: Feeds, frame: EngineFrame): void {
 const handlers: Handlers = {
   /** A new event of a hub: to every feed on it. */
   event(feeds, frame) {
-    const { delivery, history } = feeds.parts;
+    const { delivery, history } = feeds;
     for (const feed of feeds.wire.onHub(frame.hub)) {
       const item = feed.log?.addEvent(frame.event);
       if (!item || !feed.log) continue;
@@ -31,7 +31,7 @@ const handlers: Handlers = {
     const feed = feeds.wire.accept(frame.id, frame.hub);
     if (!feed) return;
     feed.accepted = true;
-    feeds.parts.delivery.release(feed);
+    feeds.delivery.release(feed);
     // A live subscription has nothing to replay: it is at the live edge once it exists
     // (whether or not the server also sends `caught_up` for it).
     if (feed.request.mode === "live" && !feed.caughtUp) feeds.reachedEdge(feed);
@@ -41,11 +41,11 @@ const handlers: Handlers = {
     const feed = feeds.wire.feed(frame.id);
     if (!feed) return;
     // Items before the status they lead to.
-    feeds.parts.delivery.flush();
+    feeds.delivery.flush();
     if (feed.request.mode === "hub" && feed.log && frame.cursor) {
       // A watermark: keeps an idle tenant's cursor ahead of retention.
       feed.log.addWatermark(frame.cursor);
-      feeds.parts.history.mark(feed.log);
+      feeds.history.mark(feed.log);
     }
     feeds.reachedEdge(feed);
   },
@@ -54,15 +54,15 @@ const handlers: Handlers = {
   reset(feeds, frame) {
     const feed = feeds.wire.feed(frame.id);
     if (!feed?.log) return;
-    feeds.parts.delivery.deliver(feed, [feed.log.addGap(frame.reason, frame.head, frame.message)]);
-    feeds.parts.history.mark(feed.log);
+    feeds.delivery.deliver(feed, [feed.log.addGap(frame.reason, frame.head, frame.message)]);
+    feeds.history.mark(feed.log);
   },
 
   unsubscribed: ended,
   error: ended,
 
   refreshed(feeds, frame) {
-    feeds.parts.tokens.schedule(frame.expiresAt);
+    feeds.tokens.schedule(frame.expiresAt);
     // The new token may be another user's: that one's history, subscribed again.
     if (frame.principal !== undefined) feeds.adopt(frame.principal);
   },
@@ -71,7 +71,7 @@ const handlers: Handlers = {
 /** The server ended a subscription, or refused a request (no `id`: not about one feed). */
 function ended(feeds: Feeds, frame: UnsubscribedFrame | ErrorFrame): void {
   if (frame.id === undefined) {
-    if (frame.code === ErrorCode.Unauthorized) feeds.parts.tokens.forget();
+    if (frame.code === ErrorCode.Unauthorized) feeds.tokens.forget();
     return;
   }
   if (frame.code === undefined) return;
