@@ -1,6 +1,6 @@
 /** @tidemark/client: one WebSocket per browser profile, shared by every tab. */
-export { createClient } from "./client.js";
-export type { Client, ClientOptions, ClientState, Feed, ItemsInfo, Transport } from "./client.js";
+export { createClient } from "./tab/client.js";
+export type { Client, ClientOptions, ClientState, Feed, ItemsInfo, Transport } from "./tab/client.js";
 export type { FeedItem, FeedSpec, EngineStats } from "./types.js";
 export type { Status } from "./state.js";
 export { backoffDelay } from "./backoff.js";

@@ -84,9 +84,18 @@ class EngineWorld {
 
   async restartBridge(): Promise<void> {
     const at = this.reader.online ? await this.#freshPosition("a bridge restart") : undefined;
+    const sockets = this.reader.frames().length;
     await this.world.system.stopBridge();
     await this.world.system.startBridge();
-    if (at) this.#resumeFrom(at);
+    if (at) {
+      this.#resumeFrom(at);
+      // The model resumes the feed from `at` now: wait until the engine did (on a new socket), or
+      // events published next could push `at` out of retention before it asks.
+      const resubscribed = () => this.reader.frames().slice(sockets).some((frames) => frames.some((f) => f.type === "subscribed" && f.mode === "hub"));
+      const end = Date.now() + WAIT_MS;
+      while (!resubscribed() && Date.now() < end) await sleep(20);
+      if (!resubscribed()) this.world.fail("after a bridge restart the engine never subscribed its hub feed again");
+    }
     await this.settle();
   }
 

@@ -3,8 +3,8 @@
  * `TabView`), the listeners of the app, and the error the server answered with.
  */
 import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
-import { TabView } from "./feed-log.js";
-import type { FeedItem, OpenRequest, TabMessage } from "./types.js";
+import { TabView } from "../feed-log.js";
+import type { FeedItem, OpenRequest, TabMessage } from "../types.js";
 
 /** What comes with a call of `onItems`. */
 export interface ItemsInfo {

@@ -5,8 +5,8 @@
  * to it again (history survives in IndexedDB).
  */
 import { fromErrorPayload, toErrorPayload, type ErrorPayload } from "@tidemark/shared";
-import { Engine } from "./engine.js";
-import type { EngineApi, TabMessage } from "./types.js";
+import { Engine } from "../engine.js";
+import type { EngineApi, TabMessage } from "../types.js";
 
 type Method = Exclude<keyof EngineApi, "attach">;
 
@@ -16,7 +16,8 @@ export type ChannelMessage =
   | { t: "who" }
   | { t: "attach"; to: string; from: string; id: number; args: Parameters<EngineApi["attach"]>[0 | 1][] }
   | { t: "call"; to: string; from: string; id: number; method: Method; args: unknown[] }
-  | { t: "reply"; to: string; id: number; ok: boolean; value?: unknown; error?: ErrorPayload }
+  | { t: "reply"; to: string; id: number; ok: true; value: unknown }
+  | { t: "reply"; to: string; id: number; ok: false; error: ErrorPayload }
   | { t: "push"; to: string; message: TabMessage };
 
 const CALL_TIMEOUT_MS = 5_000;
@@ -100,7 +101,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
         pending.delete(m.id);
         if (!p) return;
         if (m.ok) p.resolve(m.value);
-        else p.reject(fromErrorPayload(m.error!));
+        else p.reject(fromErrorPayload(m.error));
         return;
       }
       case "push":

@@ -4,7 +4,7 @@
  * missing. Records are keyed by the principal the server named (see `historyKey` in feed-log.ts), so the
  * next user of a shared browser profile never reads the previous one's.
  */
-import type { SavedFeed } from "./feed-log.js";
+import type { SavedFeed } from "../feed-log.js";
 
 /** The last principal the server confirmed on this profile, and the app's hint at the time. */
 export interface LastPrincipal {

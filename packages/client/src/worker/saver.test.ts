@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { FeedLog } from "./feed-log.js";
+import { FeedLog } from "../feed-log.js";
 import { Saver } from "./saver.js";
-import type { SavedFeed } from "./feed-log.js";
+import type { SavedFeed } from "../feed-log.js";
 import type { FeedStore } from "./store.js";
 
 function countingStore() {

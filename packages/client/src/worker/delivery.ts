@@ -3,9 +3,10 @@
  * effects in one tab, and each tab's status. Messages to one tab keep their order.
  */
 import { pickEffectTab } from "./effects.js";
-import type { Feed, Member, Tab } from "./engine-model.js";
-import type { Status } from "./state.js";
-import type { FeedItem, TabMessage } from "./types.js";
+import type { FeedLog } from "../feed-log.js";
+import type { Feed, Member, Tab } from "./model.js";
+import type { Status } from "../state.js";
+import type { FeedItem, TabMessage } from "../types.js";
 
 /** @internal What delivery needs to know of the engine. */
 export interface DeliveryContext {
@@ -13,7 +14,7 @@ export interface DeliveryContext {
   tabCount(): number;
   status(tab: Tab): Status;
   connectionId(): string | undefined;
-  /** The feed's saved history may be shown (see Engine.mayShow). */
+  /** The feed's saved history may be shown (see Feeds.mayShow). */
   mayShow(feed: Feed): boolean;
 }
 
@@ -51,12 +52,13 @@ export class Delivery {
 
   /** Sends the snapshot to the feed's members that have none yet, once the feed may be shown. */
   release(feed: Feed): void {
-    if (!feed.log || !this.context.mayShow(feed)) return;
+    const log = feed.log;
+    if (!log || !this.context.mayShow(feed)) return;
     const waiting = [...feed.members].filter((m) => !m.ready);
     if (waiting.length === 0) return;
     // Items before the snapshot that includes them would be sent twice: flush first.
     this.flush();
-    for (const m of waiting) this.snapshot(m);
+    for (const m of waiting) this.snapshot(m, log);
   }
 
   /**
@@ -74,11 +76,12 @@ export class Delivery {
     }
   }
 
-  private snapshot(m: Member): void {
+  /** Sends the member the feed's snapshot of `log` (a live feed's is empty). */
+  private snapshot(m: Member, log: FeedLog): void {
     const feed = m.feed;
     m.ready = true;
     // A live feed has no history: a tab that joins it gets only what comes next.
-    const items = feed.request.mode === "hub" ? feed.log!.items.slice() : [];
+    const items = feed.request.mode === "hub" ? log.items.slice() : [];
     this.send(m.tab, { type: "snapshot", sub: m.subId, items, caughtUp: feed.caughtUp, replace: m.snapshots++ > 0 });
     if (feed.refused) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
     this.sendStatus(m.tab);

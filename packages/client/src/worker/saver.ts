@@ -3,7 +3,7 @@
  * writes a feed's whole record. What a crash loses here is fetched again from the cursor saved
  * before it, and dropped as duplicates.
  */
-import type { FeedLog } from "./feed-log.js";
+import type { FeedLog } from "../feed-log.js";
 import type { FeedStore } from "./store.js";
 
 /** @internal */

@@ -3,11 +3,11 @@
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
 import { wrap, proxy } from "comlink";
-import { defaultBackoff, type BackoffOptions } from "./backoff.js";
-import { keepErrorCodes } from "./comlink-errors.js";
+import { defaultBackoff, type BackoffOptions } from "../backoff.js";
+import { keepErrorCodes } from "../comlink-errors.js";
 import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
-import type { Status } from "./state.js";
-import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "./types.js";
+import type { Status } from "../state.js";
+import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "../types.js";
 
 export type { Feed, ItemsInfo } from "./tab-feed.js";
 
@@ -139,7 +139,7 @@ class TabClient implements Client, FeedOwner {
         this.cleanups.push(() => election.leave());
       });
     } else {
-      void import("./engine.js").then(({ Engine }) => this.closed || this.use(new Engine(), "direct"));
+      void import("../engine.js").then(({ Engine }) => this.closed || this.use(new Engine(), "direct"));
     }
     this.watchPage();
   }
@@ -148,7 +148,7 @@ class TabClient implements Client, FeedOwner {
   private connectWorker(): void {
     const worker = this.options.worker
       ? this.options.worker()
-      : new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: this.name });
+      : new SharedWorker(new URL("../worker.js", import.meta.url), { type: "module", name: this.name });
     worker.port.start();
     this.use(wrap<EngineApi>(worker.port) as unknown as EngineApi, "shared-worker");
   }

@@ -5,10 +5,10 @@
  * last principal it confirmed on this profile is assumed, if the app names the same user
  * (`ClientOptions.principal`) — or names none, then and now.
  */
-import { FeedLog, historyKey, isSavedFeed } from "./feed-log.js";
+import { FeedLog, historyKey, isSavedFeed } from "../feed-log.js";
 import { Saver } from "./saver.js";
 import { openStore, type FeedStore } from "./store.js";
-import type { Feed } from "./engine-model.js";
+import type { Feed } from "./model.js";
 
 const SAVE_DELAY_MS = 100;
 

@@ -1,8 +1,8 @@
-/** @internal What the engine holds per tab and per feed (see engine.ts). */
+/** @internal What the engine holds per tab and per feed (see profile-engine.ts). */
 import type { ErrorPayload } from "@tidemark/shared";
-import type { FeedLog } from "./feed-log.js";
+import type { FeedLog } from "../feed-log.js";
 import type { TokenProvider } from "./tokens.js";
-import type { OpenRequest, TabMessage } from "./types.js";
+import type { OpenRequest, TabMessage } from "../types.js";
 
 export interface Tab {
   id: string;
@@ -36,8 +36,6 @@ export interface Feed {
   log: FeedLog | undefined;
   loaded: Promise<void>;
   members: Set<Member>;
-  /** Id of the server subscription on the current socket. */
-  wireId: string | undefined;
   caughtUp: boolean;
   /** The server accepted the subscription on this socket (`subscribed`). */
   accepted: boolean;

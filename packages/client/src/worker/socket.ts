@@ -1,0 +1,192 @@
+/**
+ * The engine's one WebSocket to the bridge: opens it, says hello, answers pings, watches for
+ * silence. Its state changes in one place (`setState`, driven by the pure machine in
+ * state.ts) and every dropped connection goes through `disconnect()`. Frames other than the
+ * connection's own go to the engine untouched.
+ */
+import { CloseCode, PROTOCOL_NAME, PROTOCOL_VERSION, type ClientFrame, type ServerFrame, type WelcomeFrame } from "@tidemark/shared";
+import type { BackoffOptions } from "../backoff.js";
+import { transition, type ConnEvent, type ConnState } from "../state.js";
+
+/** @internal A change of the socket's state. */
+export interface StateChange {
+  oldState: ConnState;
+  newState: ConnState;
+}
+
+/** Frames the socket handles itself; the engine gets every other one. */
+type SocketFrame = Extract<ServerFrame, { type: "welcome" | "ping" | "pong" | "drain" }>;
+/** @internal Frames for the engine. */
+export type EngineFrame = Exclude<ServerFrame, SocketFrame>;
+
+/** @internal */
+export interface SocketHooks {
+  /** The token for `hello`; undefined sends none (a cookie may carry it). */
+  token(): Promise<string | undefined>;
+  welcome(frame: WelcomeFrame): void;
+  frame(frame: EngineFrame): void;
+  state(change: StateChange): void;
+  /** The connection dropped with this close code (`CloseCode.Unauthorized`: the token was refused). */
+  closed(code: number): void;
+}
+
+/** A socket silent for this many heartbeats is dead. */
+const SILENT_BEATS = 2.5;
+
+/** @internal */
+export class Socket {
+  private current: ConnState = { kind: "idle" };
+  private socket: WebSocket | undefined;
+  /** Bumped when a socket is dropped: its late callbacks are ignored. */
+  private generation = 0;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+  private lastHeard = 0;
+  /** Sockets opened since start, for stats. */
+  opened = 0;
+
+  private readonly handlers: { [K in SocketFrame["type"]]: (frame: Extract<SocketFrame, { type: K }>) => void } = {
+    welcome: (frame) => {
+      this.dispatch({ type: "welcome", connectionId: frame.connectionId });
+      this.startWatchdog(frame.heartbeatMs);
+      this.hooks.welcome(frame);
+    },
+    ping: () => this.send({ type: "pong" }),
+    pong: () => undefined,
+    drain: (frame) => this.disconnect(CloseCode.Normal, "server draining", true, frame.retryAfterMs),
+  };
+
+  constructor(
+    private readonly url: string,
+    private readonly backoff: BackoffOptions,
+    private readonly hooks: SocketHooks,
+  ) {}
+
+  get state(): ConnState {
+    return this.current;
+  }
+
+  /** Feeds an event to the state machine and carries out what it decides. */
+  dispatch(event: ConnEvent): void {
+    const { state, action } = transition(this.current, event, this.backoff);
+    this.setState(state);
+    switch (action.type) {
+      case "connect":
+        this.clearRetry();
+        void this.connect();
+        return;
+      case "disconnect":
+        this.clearRetry();
+        this.disconnect(CloseCode.Normal, "client disconnect", false);
+        return;
+      case "schedule":
+        this.clearRetry();
+        this.retryTimer = setTimeout(() => this.dispatch({ type: "retry" }), action.delayMs);
+        return;
+      case "none":
+        return;
+    }
+  }
+
+  /** Sends a frame when the socket is open; false otherwise (the engine resubscribes on welcome). */
+  send(frame: ClientFrame): boolean {
+    if (this.current.kind !== "open" || this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  /** The one place the state changes. */
+  private setState(newState: ConnState): void {
+    const oldState = this.current;
+    if (newState === oldState) return;
+    this.current = newState;
+    this.hooks.state({ oldState, newState });
+  }
+
+  /**
+   * Every dropped connection ends here: the socket (if any) is closed with `code` and forgotten,
+   * its timers stop, and with `reconnect` the state machine hears of it (and plans the retry).
+   * Without it the state machine already decided (stop, offline).
+   */
+  private disconnect(code: number, reason: string, reconnect: boolean, retryAfterMs?: number): void {
+    this.generation++;
+    this.stopWatchdog();
+    const socket = this.socket;
+    this.socket = undefined;
+    if (socket && socket.readyState <= WebSocket.OPEN) socket.close(code, reason);
+    this.hooks.closed(code);
+    if (reconnect) this.dispatch({ type: "closed", reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+  }
+
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
+    let token: string | undefined;
+    try {
+      token = await this.hooks.token();
+    } catch (err) {
+      if (generation === this.generation) this.disconnect(CloseCode.Normal, `getToken failed: ${String(err)}`, true);
+      return;
+    }
+    // Superseded (offline, stop) while the token was fetched.
+    if (generation !== this.generation || this.current.kind !== "connecting") return;
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(this.url, PROTOCOL_NAME);
+    } catch (err) {
+      this.disconnect(CloseCode.Normal, `bad url: ${String(err)}`, true);
+      return;
+    }
+    this.socket = socket;
+    this.opened++;
+    socket.onopen = () => {
+      if (generation !== this.generation) return;
+      const hello: ClientFrame = token === undefined ? { type: "hello", v: PROTOCOL_VERSION } : { type: "hello", v: PROTOCOL_VERSION, token };
+      socket.send(JSON.stringify(hello));
+    };
+    socket.onmessage = (message: MessageEvent) => {
+      if (generation !== this.generation) return;
+      this.lastHeard = Date.now();
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(String(message.data)) as ServerFrame;
+      } catch {
+        return;
+      }
+      this.receive(frame);
+    };
+    socket.onclose = (event: CloseEvent) => {
+      if (generation !== this.generation) return;
+      this.disconnect(event.code, event.reason || `closed (${event.code})`, true);
+    };
+  }
+
+  private receive(frame: ServerFrame): void {
+    if (frame.type in this.handlers) {
+      const handler = this.handlers[frame.type as SocketFrame["type"]] as (frame: SocketFrame) => void;
+      handler(frame as SocketFrame);
+    } else {
+      this.hooks.frame(frame as EngineFrame);
+    }
+  }
+
+  /** Pings at the server's heartbeat; a socket silent for two and a half beats is dead. */
+  private startWatchdog(heartbeatMs: number): void {
+    this.stopWatchdog();
+    const beat = Math.max(1_000, heartbeatMs || 15_000);
+    this.lastHeard = Date.now();
+    this.watchdog = setInterval(() => {
+      if (Date.now() - this.lastHeard > beat * SILENT_BEATS) this.disconnect(CloseCode.Timeout, "heartbeat timeout", true);
+      else this.send({ type: "ping" });
+    }, beat);
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private clearRetry(): void {
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+}
