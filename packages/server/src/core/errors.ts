@@ -1,5 +1,5 @@
 /** NATS failures become Tidemark errors here, in one place (like nats.js's parseJsResponse). */
-import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
+import { BrokerUnavailableError, InternalError, TidemarkError } from "@tidemark/shared";
 import { errors as natsErrors } from "@nats-io/nats-core";
 import { JetStreamApiError, JetStreamError } from "@nats-io/jetstream";
 
@@ -68,7 +68,7 @@ export function mapNatsError(err: unknown, context = "broker request"): Error {
     });
   }
   if (err instanceof JetStreamError || err instanceof JetStreamApiError) {
-    return new TidemarkError("INTERNAL", `${context} failed: ${err.message}`, { cause: err });
+    return new InternalError(`${context} failed: ${err.message}`, { cause: err });
   }
   return err instanceof Error ? err : new Error(String(err));
 }

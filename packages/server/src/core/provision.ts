@@ -3,7 +3,7 @@
  * broker holds. Nothing existing is changed, except the dead-letter byte limit (see below).
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
-import { ResourceDriftError, TidemarkError } from "@tidemark/shared";
+import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
 import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
 import {
   declaredFields,
@@ -15,14 +15,6 @@ import {
   type TopicNames,
 } from "./streams.js";
 import type { ResolvedTopicOptions } from "./types.js";
-
-/** The broker refused to reserve a stream's bytes. */
-export class StorageLimitError extends TidemarkError {
-  constructor(message: string, options?: ErrorOptions) {
-    super("STORAGE_LIMIT", message, options);
-    this.name = "StorageLimitError";
-  }
-}
 
 export interface ProvisionContext {
   jsm: JetStreamManager;
@@ -111,7 +103,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
       }
     }
   }
-  if (incarnation === undefined) throw new TidemarkError("INTERNAL", `could not provision stream ${names.stream}`);
+  if (incarnation === undefined) throw new InternalError(`could not provision stream ${names.stream}`);
 
   const dlq = await streamInfo(jsm, names.deadLetterStream);
   const wanted = deadLetterStreamConfig(names, options, incarnation, ctx.metadata);

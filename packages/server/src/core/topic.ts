@@ -11,7 +11,7 @@ import {
   decodeEnvelope,
   eventIdFor,
   InvalidArgumentError,
-  TidemarkError,
+  TopicNotFoundError,
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
@@ -300,7 +300,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
       if (info && incarnationOf(info) === h.incarnation) return info;
       if (attempt > 0) {
-        throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(this.id)} changed on the broker while it was read`);
+        throw new TopicNotFoundError(`topic ${JSON.stringify(this.id)} changed on the broker while it was read`);
       }
     }
   }
