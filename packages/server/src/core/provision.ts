@@ -4,7 +4,7 @@
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
 import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
-import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import { isStorageRefused, isStreamNameInUse, isStreamNotFound, mapNatsError } from "./errors.js";
 import {
   declaredFields,
   deadLetterStreamConfig,
@@ -30,7 +30,7 @@ async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamIn
   try {
     return await jsm.streams.info(name);
   } catch (err) {
-    if (jsErrorCode(err) === JsCode.StreamNotFound) return undefined;
+    if (isStreamNotFound(err)) return undefined;
     throw mapNatsError(err, `stream info ${name}`);
   }
 }
@@ -64,9 +64,8 @@ async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { n
     await ctx.jsm.streams.add(config);
     return "created";
   } catch (err) {
-    const code = jsErrorCode(err);
-    if (code === JsCode.StreamNameInUse) return "exists";
-    if (code === JsCode.InsufficientResources || code === JsCode.StorageResourcesExceeded || /insufficient|resources/i.test((err as Error).message)) {
+    if (isStreamNameInUse(err)) return "exists";
+    if (isStorageRefused(err)) {
       const reserve = (config.max_bytes ?? 0) * (config.num_replicas ?? 1);
       const limit = ctx.maxFileStore !== undefined ? `${ctx.maxFileStore} bytes (the embedded server's max_file_store)` : "the server's JetStream max_file_store or the account's storage limit";
       throw new StorageLimitError(

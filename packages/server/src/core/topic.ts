@@ -17,7 +17,7 @@ import {
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Connector } from "./connection.js";
-import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
@@ -252,7 +252,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       try {
         await conn.jsm.streams.delete(name);
       } catch (err) {
-        if (jsErrorCode(err) !== JsCode.StreamNotFound) throw this.mapError(err);
+        if (!isStreamNotFound(err)) throw this.mapError(err);
       }
     }
     this.#forget();
@@ -317,7 +317,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
       return msg ? this.cursorAt(msg.seq) : undefined;
     } catch (err) {
-      if (jsErrorCode(err) === JsCode.NoMessageFound) return undefined;
+      if (isNoMessageFound(err)) return undefined;
       throw this.mapError(err);
     }
   }
