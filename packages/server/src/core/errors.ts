@@ -15,6 +15,8 @@ export const JsCode = {
   NoMessageFound: 10037,
   /** A publish's `expect.lastSubjectSequence` did not hold (another writer was first). */
   WrongLastSequence: 10071,
+  /** The same, when the server cannot tell the last sequence (KV update on 2.10+). */
+  WrongLastSequenceUnknown: 10164,
   StreamNameInUse: 10058,
   InsufficientResources: 10023,
   StorageResourcesExceeded: 10047,
@@ -49,9 +51,10 @@ export function isStreamNameInUse(err: unknown): boolean {
   return jsErrorCode(err) === JsCode.StreamNameInUse;
 }
 
-/** An expected-last-subject-sequence publish lost to another writer. */
+/** An expected-last-(subject-)sequence write lost to another writer (a KV update's revision too). */
 export function isWrongLastSequence(err: unknown): boolean {
-  return jsErrorCode(err) === JsCode.WrongLastSequence;
+  const code = jsErrorCode(err);
+  return code === JsCode.WrongLastSequence || code === JsCode.WrongLastSequenceUnknown;
 }
 
 /**

@@ -12,8 +12,8 @@ import {
   expectedFields,
   newIncarnation,
   parseDeclaration,
-  type TopicNames,
 } from "./streams.js";
+import type { TopicNames } from "./broker-names.js";
 import type { ResolvedTopicOptions } from "./types.js";
 
 export interface ProvisionContext {

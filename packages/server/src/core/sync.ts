@@ -11,7 +11,8 @@ import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
-import { eventStreamPrefix, parseDeclaration } from "./streams.js";
+import { parseDeclaration } from "./streams.js";
+import { deadLetterStreamPrefix, eventStreamPrefix } from "./broker-names.js";
 import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
@@ -138,13 +139,14 @@ class JetStreamSync implements Sync {
   async listTopics(options: { idPrefix?: string } = {}): Promise<TopicInfo[]> {
     const { jsm } = await this.#connector.connection();
     const prefix = eventStreamPrefix(this.namespace);
+    const deadLetterPrefix = deadLetterStreamPrefix(this.namespace);
     const events: StreamInfo[] = [];
     const deadLetters = new Map<string, number>();
     try {
       for await (const info of jsm.streams.list()) {
         const name = info.config.name;
         if (name.startsWith(prefix)) events.push(info);
-        else if (name.startsWith(`TMDL_${this.namespace}_`)) deadLetters.set(name.slice(`TMDL_${this.namespace}_`.length), info.state.messages);
+        else if (name.startsWith(deadLetterPrefix)) deadLetters.set(name.slice(deadLetterPrefix.length), info.state.messages);
       }
     } catch (err) {
       throw mapNatsError(err, "listTopics");

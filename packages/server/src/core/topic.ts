@@ -26,9 +26,8 @@ import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendCo
 import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
-import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
+import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import { encodeTenant } from "@tidemark/shared";
 import type {
   Checkpoint,
   DeadLetters,
@@ -98,10 +97,11 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return eventFilter(this.#names, tenantId);
   }
   deadLetterSubject(consumer: string): string {
-    return `${this.#names.deadLetterBase}.${consumer}`;
+    return deadLetterSubject(this.#names, consumer);
   }
-  #liveSubject = (tenantId: string | undefined): string =>
-    tenantId === undefined ? `${this.#names.liveBase}.>` : `${this.#names.liveBase}.${encodeTenant(tenantId)}`;
+  get names(): TopicNames {
+    return this.#names;
+  }
 
   ready(): Promise<TopicHandles> {
     if (!this.#ready) {
@@ -273,7 +273,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     let subject: string | Error;
     try {
       if (options.tenantId !== undefined) assertTenantId(options.tenantId);
-      subject = this.#liveSubject(options.tenantId);
+      subject = liveSubject(this.#names, options.tenantId);
     } catch (err) {
       subject = err as Error;
     }
@@ -338,7 +338,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   checkpoint = (name: string, options?: { tenantId?: string }): Checkpoint => openCheckpoint(this as JetStreamTopic<unknown>, name, options);
 
   watch(options: WatchOptions = {}): Promise<Watch> {
-    return openWatch(() => this.ready(), this.#liveSubject, options);
+    return openWatch(() => this.ready(), (tenantId) => liveSubject(this.#names, tenantId), options);
   }
 }
 

@@ -6,6 +6,6 @@
 export { workers } from "./feature.js";
 
 export { startWorker } from "./start.js";
-export { deadLettersFor, redriveSubject } from "./dead-letters.js";
+export { deadLettersFor } from "./dead-letters.js";
 export { PROCESS_DEFAULTS, retryDelay } from "./options.js";
 export { describeError } from "./dead-letter.js";
