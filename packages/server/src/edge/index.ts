@@ -17,6 +17,7 @@ export type { NatsConnect, NatsTransport } from "../transport/types.js";
 export { TOPIC_DEFAULTS } from "../core/options.js";
 export type {
   Sync,
+  NatsServerInfo,
   Topic,
   TopicOptions,
   RetentionOptions,

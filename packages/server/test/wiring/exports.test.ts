@@ -18,6 +18,9 @@ const NODE_ONLY = [
   "EmbeddedNatsError",
   "EmbeddedNats",
   "EmbeddedNatsOptions",
+  "Durability", // the embedded server's fsync setting
+  "NatsCredentials", // the embedded server's credentials file
+  "natsServerVersion", // runs the binary
   "findNatsServer", // searches PATH on disk
   "NatsServerNotFoundError",
   "createNodeBridge", // @hono/node-server and ws
