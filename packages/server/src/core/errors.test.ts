@@ -7,6 +7,7 @@ const { JetStreamNotEnabled } = jserrors;
 import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   isConsumerNotFound,
+  isDirectGetEmpty,
   isNoMessageFound,
   isStorageRefused,
   isStreamNameInUse,
@@ -60,6 +61,9 @@ describe("core errors", () => {
     }
     // nats-server 2.9 may answer an over-reservation with another code; its words say what it is.
     expect(isStorageRefused(api(10999, "insufficient resources"))).toBe(true);
+    expect(isDirectGetEmpty(Object.assign(new Error("x"), { code: 404 }))).toBe(true);
+    expect(isDirectGetEmpty(new Error("message not found"))).toBe(true);
+    expect(isDirectGetEmpty(new Error("timeout"))).toBe(false);
     expect(Object.values(JsCode)).toEqual(expect.arrayContaining([10059, 10014, 10037, 10058, 10071, 10023, 10047]));
   });
 });

@@ -46,6 +46,14 @@ export function isNoMessageFound(err: unknown): boolean {
   return jsErrorCode(err) === JsCode.NoMessageFound;
 }
 
+/**
+ * A batched direct get found nothing at or after its start (for its subject): status 404 on the
+ * message, or nats.js's "message not found".
+ */
+export function isDirectGetEmpty(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === 404 || (err instanceof Error && /message not found/i.test(err.message));
+}
+
 /** A stream of that name exists already (with another configuration). */
 export function isStreamNameInUse(err: unknown): boolean {
   return jsErrorCode(err) === JsCode.StreamNameInUse;
