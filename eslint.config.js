@@ -14,6 +14,20 @@ export default tseslint.config(
     },
   },
   {
+    // Only typed error classes are thrown: a code's class is in packages/shared/src/errors.ts.
+    files: ["packages/*/src/**/*.ts"],
+    ignores: ["packages/shared/src/errors.ts", "**/*.test.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "NewExpression[callee.name='TidemarkError']",
+          message: "Throw the code's class from @tidemark/shared (e.g. new TopicNotFoundError(...)), not new TidemarkError(code, ...).",
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },

@@ -1,11 +1,10 @@
 /** @tidemark/server: retained event topics on NATS JetStream, the embedded NATS, the bridge. */
-// Loading the Node platform registers TCP NATS, the embedded server and the environment defaults.
-export { createSync, syncOptionsFromEnv } from "./core/node-sync.js";
-export { configureSync, lazySync, getDefaultSync } from "./core/sync.js";
+// The Node platform (TCP NATS, the embedded server, hubs, workers, environment defaults) is built
+// in node-sync.ts and passed to every Sync it makes; no module registers anything on import.
+export { createSync, syncOptionsFromEnv, configureSync, lazySync, getDefaultSync } from "./node-sync.js";
 export type { SyncOptions } from "./core/sync.js";
 export type { ExternalNatsOptions } from "./core/connection.js";
 export { TOPIC_DEFAULTS } from "./core/options.js";
-export { StorageLimitError } from "./core/provision.js";
 export type {
   Sync,
   NatsServerInfo,
@@ -47,11 +46,16 @@ export {
   InvalidArgumentError,
   BrokerUnavailableError,
   WorkerStopTimeoutError,
+  StorageLimitError,
+  TopicNotFoundError,
+  ClosedError,
+  InternalError,
   isTidemarkError,
 } from "@tidemark/shared";
 export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
-export { HubRegistry, SharedHub, hubRegistryOf } from "./hub/index.js";
-export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";
+export { HubRegistry, SharedHub } from "./hub/registry.js";
+export { hubRegistryOf } from "./hub/feature.js";
+export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
 export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";
 export type {
   Bridge,
@@ -67,8 +71,7 @@ export type {
 } from "./bridge/index.js";
 export { defineConfig } from "./cli/config.js";
 export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";
-// Loading the process module registers topic.process() and topic.deadLetters() with every Sync.
-export { PROCESS_DEFAULTS } from "./process/index.js";
+export { PROCESS_DEFAULTS } from "./process/options.js";
 // Signed-token authentication for the bridge (jose: HS256/ES256, expiry, revocation hook).
 export { tokenAuthenticator } from "./auth/index.js";
 export type { TokenAuthenticatorOptions, TokenPrincipal } from "./auth/index.js";

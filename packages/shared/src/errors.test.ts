@@ -1,13 +1,14 @@
 import { describe, it, expect } from "vitest";
 import {
   ErrorCode,
-  fromErrorPayload,
+  errorClasses,
+  TidemarkError,
   PayloadTooLargeError,
   ResourceDriftError,
   RetentionGapError,
-  toErrorPayload,
   WorkerStopTimeoutError,
 } from "./errors.js";
+import { fromErrorPayload, toErrorPayload } from "./error-payload.js";
 
 describe("errors", () => {
   it("errors - name, code and cause are set", () => {
@@ -37,5 +38,22 @@ describe("errors", () => {
       handlers: [{ consumer: "c", eventId: "e", streamSequence: 1, attempt: 2, runningMs: 400 }],
     });
     expect(toErrorPayload(new TypeError("x"))).toMatchObject({ code: "INTERNAL", name: "TypeError" });
+  });
+
+  it("errors - every code in the table has a class of its own, and it survives a structured clone", () => {
+    for (const code of Object.values(ErrorCode)) {
+      const Class = errorClasses[code];
+      expect(Class, code).toBeDefined();
+      expect(Class, code).not.toBe(TidemarkError);
+      const made = fromErrorPayload({ code, name: "ignored", message: `a ${code}` });
+      expect(made, code).toBeInstanceOf(Class);
+      expect(made).toMatchObject({ code, name: Class.name, message: `a ${code}` });
+      const back = fromErrorPayload(structuredClone(toErrorPayload(made)));
+      expect(back.constructor, code).toBe(Class);
+      expect(back).toMatchObject({ code, name: Class.name, message: `a ${code}` });
+      expect(toErrorPayload(back)).toEqual(toErrorPayload(made));
+    }
+    // A code from a newer peer is an InternalError, never a bare TidemarkError.
+    expect(fromErrorPayload({ code: "FROM_THE_FUTURE" as ErrorCode, name: "X", message: "m" })).toBeInstanceOf(errorClasses.INTERNAL);
   });
 });

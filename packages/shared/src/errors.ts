@@ -151,24 +151,98 @@ export class WorkerStopTimeoutError extends TidemarkError {
   }
 }
 
-const classes = {
-  [ErrorCode.ResourceDrift]: "ResourceDriftError",
-  [ErrorCode.RetentionGap]: "RetentionGapError",
-  [ErrorCode.CursorMismatch]: "CursorMismatchError",
-  [ErrorCode.InvalidCursor]: "InvalidCursorError",
-  [ErrorCode.PayloadTooLarge]: "PayloadTooLargeError",
-  [ErrorCode.InvalidArgument]: "InvalidArgumentError",
-  [ErrorCode.BrokerUnavailable]: "BrokerUnavailableError",
-  [ErrorCode.WorkerStopTimeout]: "WorkerStopTimeoutError",
-} as Partial<Record<ErrorCode, string>>;
-
-/** A plain, structured-clone-safe description of an error. */
-export interface ErrorPayload {
-  code: ErrorCode;
-  name: string;
-  message: string;
-  details?: Record<string, unknown>;
+/** A topic the operation needs does not exist on the broker (destroyed, or re-created while read). */
+export class TopicNotFoundError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.TopicNotFound, message, options);
+    this.name = "TopicNotFoundError";
+  }
 }
+
+/** The broker refused to reserve a stream's bytes (its store limit; the message names it). */
+export class StorageLimitError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.StorageLimit, message, options);
+    this.name = "StorageLimitError";
+  }
+}
+
+/** The nats-server binary could not be found. The message says how to install it. */
+export class NatsServerNotFoundError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.NatsServerNotFound, message, options);
+    this.name = "NatsServerNotFoundError";
+  }
+}
+
+/** No valid token: missing, failed verification, or expired. */
+export class UnauthorizedError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.Unauthorized, message, options);
+    this.name = "UnauthorizedError";
+  }
+}
+
+/** The principal is not allowed this subscription (or no longer is). */
+export class ForbiddenError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.Forbidden, message, options);
+    this.name = "ForbiddenError";
+  }
+}
+
+/** A limit was reached: frame size, subscriptions per connection, subscribe rate. */
+export class LimitExceededError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.LimitExceeded, message, options);
+    this.name = "LimitExceededError";
+  }
+}
+
+/** A frame that breaks the wire protocol. */
+export class ProtocolError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.ProtocolError, message, options);
+    this.name = "ProtocolError";
+  }
+}
+
+/** The Sync, hub or connection was closed before or during the operation. */
+export class ClosedError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.Closed, message, options);
+    this.name = "ClosedError";
+  }
+}
+
+/** A failure Tidemark has no better class for (an unexpected broker answer, a bug). */
+export class InternalError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.Internal, message, options);
+    this.name = "InternalError";
+  }
+}
+
+/** The class of each code: every code has one (the type checks that none is missing). */
+export const errorClasses = {
+  [ErrorCode.ResourceDrift]: ResourceDriftError,
+  [ErrorCode.RetentionGap]: RetentionGapError,
+  [ErrorCode.CursorMismatch]: CursorMismatchError,
+  [ErrorCode.InvalidCursor]: InvalidCursorError,
+  [ErrorCode.PayloadTooLarge]: PayloadTooLargeError,
+  [ErrorCode.InvalidArgument]: InvalidArgumentError,
+  [ErrorCode.BrokerUnavailable]: BrokerUnavailableError,
+  [ErrorCode.NatsServerNotFound]: NatsServerNotFoundError,
+  [ErrorCode.StorageLimit]: StorageLimitError,
+  [ErrorCode.TopicNotFound]: TopicNotFoundError,
+  [ErrorCode.Unauthorized]: UnauthorizedError,
+  [ErrorCode.Forbidden]: ForbiddenError,
+  [ErrorCode.LimitExceeded]: LimitExceededError,
+  [ErrorCode.ProtocolError]: ProtocolError,
+  [ErrorCode.WorkerStopTimeout]: WorkerStopTimeoutError,
+  [ErrorCode.Closed]: ClosedError,
+  [ErrorCode.Internal]: InternalError,
+} as const satisfies { [C in ErrorCode]: abstract new (...args: never[]) => TidemarkError & { code: ErrorCode } };
 
 const codes = new Set<string>(Object.values(ErrorCode));
 
@@ -180,55 +254,4 @@ export function isTidemarkError(value: unknown): value is { code: ErrorCode; mes
     typeof (value as { code?: unknown }).code === "string" &&
     codes.has((value as { code: string }).code)
   );
-}
-
-/** Serialises an error for a wire or worker boundary. Unknown errors become `INTERNAL`. */
-export function toErrorPayload(err: unknown): ErrorPayload {
-  if (isTidemarkError(err)) {
-    const e = err as TidemarkError & Record<string, unknown>;
-    const details: Record<string, unknown> = {};
-    for (const key of ["fields", "requestedSequence", "firstAvailableSequence", "size", "limit", "timeoutMs", "handlers", "maybeStored"]) {
-      if (e[key] !== undefined) details[key] = e[key];
-    }
-    return { code: e.code, name: e.name, message: e.message, details };
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  return { code: ErrorCode.Internal, name: err instanceof Error ? err.name : "Error", message };
-}
-
-/** Rebuilds the error class for a payload made by {@link toErrorPayload}. */
-export function fromErrorPayload(payload: ErrorPayload): TidemarkError {
-  const d = payload.details ?? {};
-  switch (payload.code) {
-    case ErrorCode.ResourceDrift:
-      return new ResourceDriftError(payload.message, (d.fields as string[]) ?? []);
-    case ErrorCode.RetentionGap:
-      return new RetentionGapError(payload.message, {
-        requestedSequence: Number(d.requestedSequence ?? 0),
-        firstAvailableSequence: Number(d.firstAvailableSequence ?? 0),
-      });
-    case ErrorCode.CursorMismatch:
-      return new CursorMismatchError(payload.message);
-    case ErrorCode.InvalidCursor:
-      return new InvalidCursorError(payload.message);
-    case ErrorCode.PayloadTooLarge:
-      return new PayloadTooLargeError(payload.message, {
-        size: Number(d.size ?? 0),
-        limit: Number(d.limit ?? 0),
-      });
-    case ErrorCode.InvalidArgument:
-      return new InvalidArgumentError(payload.message);
-    case ErrorCode.BrokerUnavailable:
-      return new BrokerUnavailableError(payload.message, { maybeStored: d.maybeStored === true });
-    case ErrorCode.WorkerStopTimeout:
-      return new WorkerStopTimeoutError(payload.message, {
-        timeoutMs: Number(d.timeoutMs ?? 0),
-        handlers: Array.isArray(d.handlers) ? (d.handlers as RunningHandler[]) : [],
-      });
-    default: {
-      const e = new TidemarkError(codes.has(payload.code) ? payload.code : ErrorCode.Internal, payload.message);
-      e.name = classes[payload.code] ?? payload.name ?? "TidemarkError";
-      return e;
-    }
-  }
 }

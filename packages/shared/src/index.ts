@@ -10,11 +10,21 @@ export {
   InvalidArgumentError,
   BrokerUnavailableError,
   WorkerStopTimeoutError,
+  TopicNotFoundError,
+  StorageLimitError,
+  NatsServerNotFoundError,
+  UnauthorizedError,
+  ForbiddenError,
+  LimitExceededError,
+  ProtocolError,
+  ClosedError,
+  InternalError,
+  errorClasses,
   isTidemarkError,
-  toErrorPayload,
-  fromErrorPayload,
 } from "./errors.js";
-export type { ErrorPayload, RunningHandler } from "./errors.js";
+export type { RunningHandler } from "./errors.js";
+export { toErrorPayload, fromErrorPayload } from "./error-payload.js";
+export type { ErrorPayload } from "./error-payload.js";
 export { encodeCursor, decodeCursor, isCursor, cursorPrefix, cursorWithPrefix, MAX_CURSOR_LENGTH } from "./cursor.js";
 export type { Cursor, CursorParts } from "./cursor.js";
 export {

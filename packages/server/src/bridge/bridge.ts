@@ -9,7 +9,7 @@
 import { Hono } from "hono";
 import type { SubscriptionMode } from "@tidemark/shared";
 import { HubRegistry, SharedHub } from "../hub/registry.js";
-import { hubRegistryOf } from "../hub/install.js";
+import { hubRegistryOf } from "../hub/feature.js";
 import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
 import { drain } from "./drain.js";

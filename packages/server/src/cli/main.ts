@@ -3,10 +3,9 @@
  * (`--data DIR`), or an existing NATS (`--nats URL`, `TIDEMARK_NATS_URL`). Drains on SIGTERM.
  */
 import { parseArgs } from "node:util";
-import { createSync } from "../core/node-sync.js";
+import { createSync } from "../node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
-import "../hub/install.js";
 import { createNodeBridge, serveBridge } from "../bridge/node.js";
 import { jsonLogger } from "../bridge/log.js";
 import { configNamespace, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";

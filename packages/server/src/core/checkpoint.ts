@@ -13,34 +13,18 @@ import {
   CursorMismatchError,
   decodeCursor,
   InvalidArgumentError,
-  NO_TENANT_TOKEN,
-  toBase64Url,
   type Cursor,
 } from "@tidemark/shared";
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import { checkpointBucket, checkpointKey } from "./broker-names.js";
+import { isWrongLastSequence } from "./errors.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { TopicRuntime } from "./runtime.js";
 import type { Checkpoint, Topic } from "./types.js";
 
 /** Checkpoint names: like consumer names. */
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
-const PLAIN_TENANT = /^[A-Za-z0-9-]+$/;
 
-/** KV bucket of a namespace's checkpoints. */
-export function checkpointBucket(namespace: string): string {
-  return `TMCP_${namespace}`;
-}
-
-/**
- * Key of one checkpoint: `<topic>.<name>.<tenant>`. KV keys allow `[-/_=.A-Za-z0-9]`, so the
- * topic's dots become `/` and a tenant that is not plain becomes `=` + base64url (the subjects'
- * `~` is not a valid key character); `_` is no tenant. Each token is injective.
- */
-export function checkpointKey(topicId: string, name: string, tenantId: string | undefined): string {
-  const tenant =
-    tenantId === undefined ? NO_TENANT_TOKEN : PLAIN_TENANT.test(tenantId) ? tenantId : "=" + toBase64Url(tenantId);
-  return `${topicId.replace(/\./g, "/")}.${name}.${tenant}`;
-}
 
 const buckets = new WeakMap<JetStreamClient, Map<string, Promise<KV>>>();
 
@@ -60,12 +44,6 @@ function openBucket(js: JetStreamClient, bucket: string, replicas: number): Prom
   return kv;
 }
 
-function isWrongLastSequence(err: unknown): boolean {
-  return (
-    err instanceof JetStreamApiError &&
-    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
-}
 
 type CheckpointTopic = Topic<unknown> & TopicRuntime;
 

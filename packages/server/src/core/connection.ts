@@ -6,7 +6,7 @@
  */
 import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
+import { BrokerUnavailableError, ClosedError, InvalidArgumentError } from "@tidemark/shared";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import type { ManagedNats, NatsTransport } from "../transport/types.js";
 import { mapNatsError } from "./errors.js";
@@ -48,7 +48,7 @@ export interface Connection {
 /** Parses `TIDEMARK_NATS_URL`-style lists. */
 export function parseServers(servers: string | string[]): string[] {
   const list = (Array.isArray(servers) ? servers : servers.split(",")).map((s) => s.trim()).filter(Boolean);
-  if (list.length === 0) throw new TidemarkError("INVALID_ARGUMENT", "nats.servers is empty");
+  if (list.length === 0) throw new InvalidArgumentError("nats.servers is empty");
   return list;
 }
 
@@ -81,7 +81,7 @@ export class Connector {
   #reconnecting = false;
 
   connection(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new TidemarkError("CLOSED", "this Sync is closed"));
+    if (this.#closed) return Promise.reject(new ClosedError("this Sync is closed"));
     if (!this.#pending) {
       this.#pending = this.#open().catch((err) => {
         this.#pending = undefined;
@@ -101,7 +101,7 @@ export class Connector {
       embedded = await transport.startManaged(this.#options.embedded);
       servers = [embedded.url];
     } else {
-      throw new TidemarkError("INVALID_ARGUMENT", `nats.servers is required: the ${transport.kind} transport has no embedded server`);
+      throw new InvalidArgumentError(`nats.servers is required: the ${transport.kind} transport has no embedded server`);
     }
     const { servers: _ignored, ...rest } = this.#options.nats ?? { servers: [] };
     let nc: NatsConnection;
@@ -144,7 +144,7 @@ export class Connector {
     this.#current = conn;
     if (this.#closed) {
       await this.#shutdown(conn);
-      throw new TidemarkError("CLOSED", "this Sync is closed");
+      throw new ClosedError("this Sync is closed");
     }
     return conn;
   }

@@ -6,6 +6,7 @@
 import { nuid } from "@nats-io/nats-core";
 import type { OrderedPushConsumerOptions, PushConsumer } from "@nats-io/jetstream";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import { readerConsumerPrefix } from "./broker-names.js";
 
 export interface ConsumerLease {
   consumer: PushConsumer;
@@ -18,7 +19,7 @@ export async function openConsumer(
   h: TopicHandles,
   options: Partial<OrderedPushConsumerOptions>,
 ): Promise<ConsumerLease> {
-  const prefix = `tmr_${nuid.next()}`;
+  const prefix = readerConsumerPrefix(nuid.next());
   let consumer: PushConsumer;
   try {
     consumer = await h.js.consumers.getPushConsumer(rt.streamName, { ...options, name_prefix: prefix });

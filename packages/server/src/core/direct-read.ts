@@ -8,6 +8,7 @@
 import type { StoredMsg } from "@nats-io/jetstream";
 import type { RetentionGapError, TidemarkEvent } from "@tidemark/shared";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import { isDirectGetEmpty } from "./errors.js";
 
 /** Longest sequence range a replay reads this way; longer ones use an ordered consumer. */
 export const DIRECT_READ_MAX = 64;
@@ -38,7 +39,7 @@ async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<
     for await (const m of it) if (m.seq <= r.last) out.push(m);
   } catch (err) {
     // Nothing at or after `start` (for this tenant): an empty read, not an error.
-    if ((err as { code?: number }).code === 404 || /message not found/i.test((err as Error).message)) return out;
+    if (isDirectGetEmpty(err)) return out;
     throw rt.mapError(err);
   }
   return out;

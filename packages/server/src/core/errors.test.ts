@@ -4,7 +4,19 @@ import { errors as natsErrors } from "@nats-io/nats-core";
 import { jserrors } from "@nats-io/jetstream/internal";
 
 const { JetStreamNotEnabled } = jserrors;
-import { isTransient, mapNatsError } from "./errors.js";
+import { JetStreamApiError } from "@nats-io/jetstream";
+import {
+  isConsumerNotFound,
+  isDirectGetEmpty,
+  isNoMessageFound,
+  isStorageRefused,
+  isStreamNameInUse,
+  isStreamNotFound,
+  isTransient,
+  isWrongLastSequence,
+  JsCode,
+  mapNatsError,
+} from "./errors.js";
 
 // What nats.js 3.4 throws for a publish nobody answers (e.g. a stream electing its leader).
 const noResponders = () =>
@@ -29,5 +41,29 @@ describe("core errors", () => {
     expect(e.maybeStored).toBe(true);
     expect(new BrokerUnavailableError("gone").maybeStored).toBe(false);
     expect(fromErrorPayload(structuredClone(toErrorPayload(e)))).toMatchObject({ maybeStored: true, name: "BrokerUnavailableError" });
+  });
+
+  it("errors - each JetStream answer Tidemark reacts to has one predicate, by its API error code", () => {
+    const api = (err_code: number, description = "x") => new JetStreamApiError({ err_code, code: 404, description });
+    const cases: [(err: unknown) => boolean, number][] = [
+      [isStreamNotFound, 10059],
+      [isConsumerNotFound, 10014],
+      [isNoMessageFound, 10037],
+      [isStreamNameInUse, 10058],
+      [isWrongLastSequence, 10071],
+      [isStorageRefused, 10023],
+      [isStorageRefused, 10047],
+    ];
+    for (const [predicate, code] of cases) {
+      expect(predicate(api(code)), `${predicate.name} ${code}`).toBe(true);
+      expect(predicate(api(1)), `${predicate.name} on another code`).toBe(false);
+      expect(predicate(new Error(String(code))), `${predicate.name} on a plain error`).toBe(false);
+    }
+    // nats-server 2.9 may answer an over-reservation with another code; its words say what it is.
+    expect(isStorageRefused(api(10999, "insufficient resources"))).toBe(true);
+    expect(isDirectGetEmpty(Object.assign(new Error("x"), { code: 404 }))).toBe(true);
+    expect(isDirectGetEmpty(new Error("message not found"))).toBe(true);
+    expect(isDirectGetEmpty(new Error("timeout"))).toBe(false);
+    expect(Object.values(JsCode)).toEqual(expect.arrayContaining([10059, 10014, 10037, 10058, 10071, 10023, 10047]));
   });
 });

@@ -1,5 +1,10 @@
-/** NATS failures become Tidemark errors here, in one place (like nats.js's parseJsResponse). */
-import { BrokerUnavailableError, TidemarkError } from "@tidemark/shared";
+/**
+ * NATS failures become Tidemark errors here, in one place (like nats.js's parseJsResponse):
+ * every JetStream API error code Tidemark reacts to, one predicate per answer, and the mapping
+ * of everything else to a Tidemark error class. No other module reads `err_code` or matches a
+ * NATS error message.
+ */
+import { BrokerUnavailableError, InternalError, TidemarkError } from "@tidemark/shared";
 import { errors as natsErrors } from "@nats-io/nats-core";
 import { JetStreamApiError, JetStreamError } from "@nats-io/jetstream";
 
@@ -8,6 +13,10 @@ export const JsCode = {
   StreamNotFound: 10059,
   ConsumerNotFound: 10014,
   NoMessageFound: 10037,
+  /** A publish's `expect.lastSubjectSequence` did not hold (another writer was first). */
+  WrongLastSequence: 10071,
+  /** The same, when the server cannot tell the last sequence (KV update on 2.10+). */
+  WrongLastSequenceUnknown: 10164,
   StreamNameInUse: 10058,
   InsufficientResources: 10023,
   StorageResourcesExceeded: 10047,
@@ -20,6 +29,50 @@ export const JsCode = {
 export function jsErrorCode(err: unknown): number | undefined {
   if (err instanceof JetStreamApiError) return err.apiError().err_code;
   return undefined;
+}
+
+/** The stream does not exist. */
+export function isStreamNotFound(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.StreamNotFound;
+}
+
+/** The durable consumer does not exist. */
+export function isConsumerNotFound(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.ConsumerNotFound;
+}
+
+/** A direct get found no message (e.g. no last message on that subject). */
+export function isNoMessageFound(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.NoMessageFound;
+}
+
+/**
+ * A batched direct get found nothing at or after its start (for its subject): status 404 on the
+ * message, or nats.js's "message not found".
+ */
+export function isDirectGetEmpty(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === 404 || (err instanceof Error && /message not found/i.test(err.message));
+}
+
+/** A stream of that name exists already (with another configuration). */
+export function isStreamNameInUse(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.StreamNameInUse;
+}
+
+/** An expected-last-(subject-)sequence write lost to another writer (a KV update's revision too). */
+export function isWrongLastSequence(err: unknown): boolean {
+  const code = jsErrorCode(err);
+  return code === JsCode.WrongLastSequence || code === JsCode.WrongLastSequenceUnknown;
+}
+
+/**
+ * The server refused to reserve a stream's bytes. nats-server answers with one of two codes,
+ * or (on some versions and paths) only says so in words.
+ */
+export function isStorageRefused(err: unknown): boolean {
+  const code = jsErrorCode(err);
+  if (code === JsCode.InsufficientResources || code === JsCode.StorageResourcesExceeded) return true;
+  return err instanceof Error && /insufficient|resources/i.test(err.message);
 }
 
 /**
@@ -68,7 +121,7 @@ export function mapNatsError(err: unknown, context = "broker request"): Error {
     });
   }
   if (err instanceof JetStreamError || err instanceof JetStreamApiError) {
-    return new TidemarkError("INTERNAL", `${context} failed: ${err.message}`, { cause: err });
+    return new InternalError(`${context} failed: ${err.message}`, { cause: err });
   }
   return err instanceof Error ? err : new Error(String(err));
 }

@@ -3,8 +3,8 @@
  * broker holds. Nothing existing is changed, except the dead-letter byte limit (see below).
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
-import { ResourceDriftError, TidemarkError } from "@tidemark/shared";
-import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
+import { isStorageRefused, isStreamNameInUse, isStreamNotFound, mapNatsError } from "./errors.js";
 import {
   declaredFields,
   deadLetterStreamConfig,
@@ -12,17 +12,9 @@ import {
   expectedFields,
   newIncarnation,
   parseDeclaration,
-  type TopicNames,
 } from "./streams.js";
+import type { TopicNames } from "./broker-names.js";
 import type { ResolvedTopicOptions } from "./types.js";
-
-/** The broker refused to reserve a stream's bytes. */
-export class StorageLimitError extends TidemarkError {
-  constructor(message: string, options?: ErrorOptions) {
-    super("STORAGE_LIMIT", message, options);
-    this.name = "StorageLimitError";
-  }
-}
 
 export interface ProvisionContext {
   jsm: JetStreamManager;
@@ -38,7 +30,7 @@ async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamIn
   try {
     return await jsm.streams.info(name);
   } catch (err) {
-    if (jsErrorCode(err) === JsCode.StreamNotFound) return undefined;
+    if (isStreamNotFound(err)) return undefined;
     throw mapNatsError(err, `stream info ${name}`);
   }
 }
@@ -72,9 +64,8 @@ async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { n
     await ctx.jsm.streams.add(config);
     return "created";
   } catch (err) {
-    const code = jsErrorCode(err);
-    if (code === JsCode.StreamNameInUse) return "exists";
-    if (code === JsCode.InsufficientResources || code === JsCode.StorageResourcesExceeded || /insufficient|resources/i.test((err as Error).message)) {
+    if (isStreamNameInUse(err)) return "exists";
+    if (isStorageRefused(err)) {
       const reserve = (config.max_bytes ?? 0) * (config.num_replicas ?? 1);
       const limit = ctx.maxFileStore !== undefined ? `${ctx.maxFileStore} bytes (the embedded server's max_file_store)` : "the server's JetStream max_file_store or the account's storage limit";
       throw new StorageLimitError(
@@ -111,7 +102,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
       }
     }
   }
-  if (incarnation === undefined) throw new TidemarkError("INTERNAL", `could not provision stream ${names.stream}`);
+  if (incarnation === undefined) throw new InternalError(`could not provision stream ${names.stream}`);
 
   const dlq = await streamInfo(jsm, names.deadLetterStream);
   const wanted = deadLetterStreamConfig(names, options, incarnation, ctx.metadata);

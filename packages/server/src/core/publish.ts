@@ -15,7 +15,7 @@ import {
 } from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
 import type { PubAck } from "@nats-io/jetstream";
-import { isNoResponders, isTransient, jsErrorCode, JsCode } from "./errors.js";
+import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions } from "./types.js";
 import { traceHeaders } from "../observe/trace.js";
@@ -149,6 +149,6 @@ export async function confirmStreamGone(lookup: () => Promise<unknown>, boundMs:
   try {
     return (await within(lookup(), boundMs)) === undefined;
   } catch (err) {
-    return jsErrorCode(err) === JsCode.StreamNotFound;
+    return isStreamNotFound(err);
   }
 }

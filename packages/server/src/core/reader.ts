@@ -16,7 +16,7 @@ import { openConsumer } from "./consumer-lease.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import type { TopicRuntime } from "./runtime.js";
 import { parseDeclaration } from "./streams.js";
-import { TidemarkError } from "@tidemark/shared";
+import { TopicNotFoundError } from "@tidemark/shared";
 
 export interface ReadOptions {
   after?: string;
@@ -39,7 +39,7 @@ export function firstRetained(info: StreamInfo): number {
 
 async function window(rt: TopicRuntime): Promise<StreamInfo> {
   const info = await rt.streamInfo();
-  if (!info) throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(rt.options.id)} no longer exists on the broker`);
+  if (!info) throw new TopicNotFoundError(`topic ${JSON.stringify(rt.options.id)} no longer exists on the broker`);
   return info;
 }
 

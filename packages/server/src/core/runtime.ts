@@ -7,6 +7,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Cursor, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
+import type { TopicNames } from "./broker-names.js";
 
 /** Live handles of a provisioned topic. */
 export interface TopicHandles {
@@ -23,6 +24,8 @@ export interface TopicHandles {
 export interface TopicRuntime {
   readonly namespace: string;
   readonly options: ResolvedTopicOptions;
+  /** Every name of this topic on the broker (see broker-names.ts). */
+  readonly names: TopicNames;
   /** JetStream stream holding the events. */
   readonly streamName: string;
   /** JetStream stream holding dead letters of every consumer of this topic. */

@@ -1,50 +1,14 @@
 /**
- * Names, subjects and stream configurations of a topic. One topic is one event stream plus one
- * dead-letter stream; tenants are subject tokens inside them. JetStream names cannot hold dots,
- * so topic ids are encoded with `topicToken()`.
+ * Stream configurations of a topic and the declaration they record. One topic is one event
+ * stream plus one dead-letter stream; tenants are subject tokens inside them. Their names and
+ * subjects come from `broker-names.ts`.
  */
-import { encodeTenant, topicToken } from "@tidemark/shared";
+import { deadLetterFilter, eventFilter, liveSubject, type TopicNames } from "./broker-names.js";
 import type { StreamConfig } from "@nats-io/jetstream";
 import { HEADROOM_BYTES } from "./options.js";
 import type { ResolvedTopicOptions } from "./types.js";
 
 const NS_PER_MS = 1_000_000;
-
-/** Stream-name prefix of a namespace's event streams (used by listTopics). */
-export function eventStreamPrefix(namespace: string): string {
-  return `TMEV_${namespace}_`;
-}
-
-/** @internal Names and subjects of one topic. */
-export interface TopicNames {
-  stream: string;
-  deadLetterStream: string;
-  /** `tm.<ns>.<topic>` — events are `<base>.<tenant token>` */
-  base: string;
-  deadLetterBase: string;
-  liveBase: string;
-}
-
-export function topicNames(namespace: string, id: string): TopicNames {
-  const t = topicToken(id);
-  return {
-    stream: `${eventStreamPrefix(namespace)}${t}`,
-    deadLetterStream: `TMDL_${namespace}_${t}`,
-    base: `tm.${namespace}.${t}`,
-    deadLetterBase: `tmdl.${namespace}.${t}`,
-    liveBase: `tmlive.${namespace}.${t}`,
-  };
-}
-
-/** Subject of an event of `tenantId` (or of no tenant). */
-export function eventSubject(names: TopicNames, tenantId: string | undefined): string {
-  return `${names.base}.${encodeTenant(tenantId)}`;
-}
-
-/** Read filter: one tenant, or every event of the topic. */
-export function eventFilter(names: TopicNames, tenantId: string | undefined): string {
-  return tenantId === undefined ? `${names.base}.>` : eventSubject(names, tenantId);
-}
 
 /**
  * The declaration a stream records: the owner, the payload limit and the stream's incarnation.
@@ -128,7 +92,7 @@ type StreamDeclaration = Partial<StreamConfig> & { name: string };
 function topicStream(
   kind: StreamDescription["kind"],
   name: string,
-  subjectBase: string,
+  subjects: string,
   maxBytes: number,
   o: ResolvedTopicOptions,
   incarnation: string,
@@ -146,7 +110,7 @@ function topicStream(
     name,
     description: JSON.stringify(description),
     ...(metadata ? { metadata: toMetadata(description) } : {}),
-    subjects: [`${subjectBase}.>`],
+    subjects: [subjects],
     retention: "limits" as StreamConfig["retention"],
     storage: "file" as StreamConfig["storage"],
     discard: "old" as StreamConfig["discard"],
@@ -164,17 +128,17 @@ function topicStream(
 /** Config of the event stream; `metadata`: the server has stream metadata (2.10+). */
 export function eventStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string, metadata = false): StreamDeclaration {
   return {
-    ...topicStream("events", names.stream, names.base, o.retention.maxBytes, o, incarnation, metadata),
+    ...topicStream("events", names.stream, eventFilter(names, undefined), o.retention.maxBytes, o, incarnation, metadata),
     allow_direct: true,
     // Stored events are republished on core subjects with their sequence in headers: live()
     // readers subscribe there and need no consumer each.
-    republish: { src: `${names.base}.>`, dest: `${names.liveBase}.>` },
+    republish: { src: eventFilter(names, undefined), dest: liveSubject(names, undefined) },
   };
 }
 
 /** Config of the dead-letter stream. */
 export function deadLetterStreamConfig(names: TopicNames, o: ResolvedTopicOptions, incarnation: string, metadata = false): StreamDeclaration {
-  return topicStream("dead-letters", names.deadLetterStream, names.deadLetterBase, o.deadLetterRetention.maxBytes, o, incarnation, metadata);
+  return topicStream("dead-letters", names.deadLetterStream, deadLetterFilter(names), o.deadLetterRetention.maxBytes, o, incarnation, metadata);
 }
 
 /** Fields of the declaration that must match the broker, read back from a stream config. */

@@ -1,19 +1,19 @@
 /**
- * createSync / configureSync / lazySync: one Sync per process owns the NATS connection. Without
- * configuration the platform decides: on Node (`./node-sync.ts`) the environment,
- * TIDEMARK_NATS_URL (comma-separated) for an existing NATS, otherwise an embedded nats-server
- * under TIDEMARK_DATA_DIR (default `.tidemark`). Runtime-neutral: the entry point registers its
- * platform (transport and defaults) with {@link setSyncPlatform}.
+ * The Sync of the topic core: one NATS connection, the topics declared on it, and what the
+ * platform hands it. Nothing is registered by importing a module: an entry point builds its
+ * platform (transport, hubs, workers) and passes it to {@link createSyncWith} — the Node entry
+ * in `../node-sync.ts`, the edge entry in `../edge/platform.ts`. A deep import of this module
+ * alone gets {@link createCoreSync}, whose topics type-check against what the core can do.
  */
-import { assertNamespace, InvalidArgumentError, TidemarkError, WorkerStopTimeoutError } from "@tidemark/shared";
+import { assertNamespace, InvalidArgumentError, WorkerStopTimeoutError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
 import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
-import { eventStreamPrefix, parseDeclaration } from "./streams.js";
-import type { Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
-import type { TopicRuntime } from "./runtime.js";
+import { parseDeclaration } from "./streams.js";
+import { deadLetterStreamPrefix, eventStreamPrefix } from "./broker-names.js";
+import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
 import type { HubRegistryOptions } from "../hub/registry.js";
@@ -36,45 +36,34 @@ export interface SyncOptions {
   hubs?: HubRegistryOptions;
 }
 
-const hubOptions = new WeakMap<Sync, HubRegistryOptions>();
-
-/** @internal The `hubs` option a Sync was created with. */
-export function hubOptionsOf(sync: Sync): HubRegistryOptions | undefined {
-  return hubOptions.get(sync);
+/** @internal The hubs of one Sync: made on its first `topic.hub()`, closed with it. */
+export interface HubSet {
+  get<T>(topic: Topic<T>, tenantId: string | undefined): Hub<T>;
+  close(): void;
 }
 
-/** Hooks that other modules (hub, workers) register; kept apart so the core does not import them. */
-export interface SyncExtensions {
-  hub?: (sync: Sync, topic: Topic<unknown>, tenantId: string | undefined) => Hub<unknown>;
-  closeHubs?: (sync: Sync) => void;
-  process?: TopicHost["process"];
-  deadLetters?: TopicHost["deadLetters"];
-}
-const extensions: SyncExtensions = {};
-
-/** @internal Registers hub and worker implementations. */
-export function extendSync(ext: SyncExtensions): void {
-  Object.assign(extensions, ext);
+/** @internal `topic.process()` and `topic.deadLetters()`: the worker module (`../process`). */
+export interface Workers {
+  process: TopicHost["process"];
+  deadLetters: TopicHost["deadLetters"];
 }
 
-/** @internal What an entry point supplies: its NATS transport and its defaults. */
-export interface SyncPlatform {
+/** @internal What the core alone needs: a NATS transport (and where the namespace defaults from). */
+export interface CorePlatform {
   readonly transport: NatsTransport<EmbeddedNatsOptions>;
-  /** Namespace when the options name none (Node: TIDEMARK_NAMESPACE). */
-  defaultNamespace(): string | undefined;
-  /** Options of the process default Sync when `configureSync()` was not called. */
-  defaultOptions(): SyncOptions;
-}
-let platform: SyncPlatform | undefined;
-
-/** @internal Registers the platform of the entry point (Node or edge); the last one wins. */
-export function setSyncPlatform(p: SyncPlatform): void {
-  platform = p;
+  /** Namespace when the options name none (Node: TIDEMARK_NAMESPACE). @default none: "app" */
+  defaultNamespace?(): string | undefined;
 }
 
-function currentPlatform(): SyncPlatform {
-  if (!platform) throw new TidemarkError("INTERNAL", 'no NATS transport: import "@tidemark/server" or "@tidemark/server/edge"');
-  return platform;
+/** @internal A whole platform: the core's transport, plus the hub and worker modules. */
+export interface SyncPlatform extends CorePlatform {
+  /** Makes the hubs of one Sync (`HubRegistry` in `../hub`). */
+  hubs(options: HubRegistryOptions | undefined): HubSet;
+  readonly workers: Workers;
+}
+
+function missing(what: string): never {
+  throw new InvalidArgumentError(`${what} is not available on a Sync made by createCoreSync(): use createSync() of "@tidemark/server" or "@tidemark/server/edge"`);
 }
 
 class JetStreamSync implements Sync {
@@ -82,11 +71,16 @@ class JetStreamSync implements Sync {
   readonly #connector: Connector;
   readonly #host: TopicHost;
 
-  constructor(options: SyncOptions, p: SyncPlatform) {
-    const namespace = options.namespace ?? p.defaultNamespace() ?? "app";
+  readonly #hubOptions: HubRegistryOptions | undefined;
+  readonly #makeHubs: SyncPlatform["hubs"] | undefined;
+  #hubs: HubSet | undefined;
+
+  constructor(options: SyncOptions, p: CorePlatform & Partial<SyncPlatform>) {
+    const namespace = options.namespace ?? p.defaultNamespace?.() ?? "app";
     assertNamespace(namespace);
     this.namespace = namespace;
-    if (options.hubs) hubOptions.set(this, options.hubs);
+    this.#hubOptions = options.hubs;
+    this.#makeHubs = p.hubs;
     this.#connector = new Connector({
       transport: p.transport,
       nats: options.nats,
@@ -94,17 +88,21 @@ class JetStreamSync implements Sync {
       requestTimeoutMs: options.requestTimeoutMs,
       publishTimeoutMs: options.publishTimeoutMs,
     });
-    const missing = (what: string) => () => {
-      throw new TidemarkError("INTERNAL", `${what} is not available: import "@tidemark/server" (not a deep path)`);
-    };
+    const workers = p.workers;
     this.#host = {
       namespace,
       connector: this.#connector,
-      hub: <T>(topic: Topic<T>, tenantId: string | undefined) =>
-        (extensions.hub ?? missing("hub()"))(this, topic as Topic<unknown>, tenantId) as Hub<T>,
-      process: async (rt, o, h) => this.#track(await (extensions.process ?? missing("process()"))(rt, o, h)),
-      deadLetters: (rt: TopicRuntime, c: string) => (extensions.deadLetters ?? missing("deadLetters()"))(rt, c),
+      hub: <T>(topic: Topic<T>, tenantId: string | undefined) => this.hubs().get(topic, tenantId),
+      process: async (rt, o, h) => this.#track(await (workers ?? missing("topic.process()")).process(rt, o, h)),
+      deadLetters: (rt, c) => (workers ?? missing("topic.deadLetters()")).deadLetters(rt, c),
     };
+  }
+
+  /** @internal This Sync's hubs, made on first use by the platform's hub module. */
+  hubs(): HubSet {
+    if (!this.#makeHubs) missing("topic.hub()");
+    this.#hubs ??= this.#makeHubs(this.#hubOptions);
+    return this.#hubs;
   }
 
   get connected(): boolean {
@@ -141,13 +139,14 @@ class JetStreamSync implements Sync {
   async listTopics(options: { idPrefix?: string } = {}): Promise<TopicInfo[]> {
     const { jsm } = await this.#connector.connection();
     const prefix = eventStreamPrefix(this.namespace);
+    const deadLetterPrefix = deadLetterStreamPrefix(this.namespace);
     const events: StreamInfo[] = [];
     const deadLetters = new Map<string, number>();
     try {
       for await (const info of jsm.streams.list()) {
         const name = info.config.name;
         if (name.startsWith(prefix)) events.push(info);
-        else if (name.startsWith(`TMDL_${this.namespace}_`)) deadLetters.set(name.slice(`TMDL_${this.namespace}_`.length), info.state.messages);
+        else if (name.startsWith(deadLetterPrefix)) deadLetters.set(name.slice(deadLetterPrefix.length), info.state.messages);
       }
     } catch (err) {
       throw mapNatsError(err, "listTopics");
@@ -199,7 +198,8 @@ class JetStreamSync implements Sync {
       throw new InvalidArgumentError(`timeoutMs must be a non-negative integer, got ${String(timeoutMs)}`);
     }
     const stops = await Promise.allSettled([...this.#workers].map((w) => w.stop({ timeoutMs })));
-    extensions.closeHubs?.(this);
+    this.#hubs?.close();
+    this.#hubs = undefined;
     await this.#connector.close();
     const failures = stops.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (failures.length === 0) return;
@@ -211,45 +211,22 @@ class JetStreamSync implements Sync {
 /** How long `sync.close()` lets running handlers finish before it closes the connection anyway. */
 export const CLOSE_WORKER_TIMEOUT_MS = 10_000;
 
-/** Creates a Sync that you own; it connects on first use. `await sync.close()` releases it. */
-export function createSync(options: SyncOptions = {}): Sync {
-  return new JetStreamSync(options, currentPlatform());
-}
-
-/** @internal A Sync on the given platform, whatever the registered one is. */
-export function createSyncOn(p: SyncPlatform, options: SyncOptions = {}): Sync {
-  return new JetStreamSync(options, p);
-}
-
-let defaultSync: Sync | undefined;
-
-/** Sets the process default Sync (from options, or one you made). Returns it. */
-export function configureSync(options: SyncOptions | Sync = {}): Sync {
-  defaultSync = isSync(options) ? options : createSync(options);
-  return defaultSync;
-}
-
-function isSync(v: SyncOptions | Sync): v is Sync {
-  return typeof (v as Sync).topic === "function" && typeof (v as Sync).close === "function";
-}
-
-/** The process default Sync: the configured one, else one made from the environment. */
-export function getDefaultSync(): Sync {
-  defaultSync ??= createSync(currentPlatform().defaultOptions());
-  return defaultSync;
+/** @internal A Sync on a whole platform: what `createSync()` of each entry point calls. */
+export function createSyncWith(platform: SyncPlatform, options: SyncOptions = {}): Sync {
+  return new JetStreamSync(options, platform);
 }
 
 /**
- * Binds a declaration to the process default Sync: the function runs once per Sync, on first
- * call, so a module can declare its topics at import time without connecting.
- * @example const events = lazySync((sync) => sync.topic({ id: "inventory.events" }));
- *          await events().publish({ data });
+ * @internal A Sync of the core alone: publish and read, no hubs, no workers (its topics' types
+ * have no `hub()`, `process()` or `deadLetters()`).
+ * @example const sync = createCoreSync({ transport: nodeTransport }, { nats: { servers: url } });
  */
-export function lazySync<R>(declare: (sync: Sync) => R): () => R {
-  const cache = new WeakMap<Sync, R>();
-  return () => {
-    const sync = getDefaultSync();
-    if (!cache.has(sync)) cache.set(sync, declare(sync));
-    return cache.get(sync)!;
-  };
+export function createCoreSync(platform: CorePlatform, options: SyncOptions = {}): CoreSync {
+  return new JetStreamSync(options, platform);
+}
+
+/** @internal The hubs of a Sync made by an entry point (what `hubRegistryOf()` reads). */
+export function hubsOf(sync: CoreSync): HubSet {
+  if (!(sync instanceof JetStreamSync)) throw new InvalidArgumentError("not a Sync made by createSync()");
+  return sync.hubs();
 }

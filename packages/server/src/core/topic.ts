@@ -11,13 +11,13 @@ import {
   decodeEnvelope,
   eventIdFor,
   InvalidArgumentError,
-  TidemarkError,
+  TopicNotFoundError,
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Connector } from "./connection.js";
-import { jsErrorCode, JsCode, mapNatsError } from "./errors.js";
+import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
@@ -26,9 +26,8 @@ import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendCo
 import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
-import { eventFilter, eventSubject, topicNames, type TopicNames } from "./streams.js";
+import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import { encodeTenant } from "@tidemark/shared";
 import type {
   Checkpoint,
   DeadLetters,
@@ -98,10 +97,11 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return eventFilter(this.#names, tenantId);
   }
   deadLetterSubject(consumer: string): string {
-    return `${this.#names.deadLetterBase}.${consumer}`;
+    return deadLetterSubject(this.#names, consumer);
   }
-  #liveSubject = (tenantId: string | undefined): string =>
-    tenantId === undefined ? `${this.#names.liveBase}.>` : `${this.#names.liveBase}.${encodeTenant(tenantId)}`;
+  get names(): TopicNames {
+    return this.#names;
+  }
 
   ready(): Promise<TopicHandles> {
     if (!this.#ready) {
@@ -252,7 +252,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       try {
         await conn.jsm.streams.delete(name);
       } catch (err) {
-        if (jsErrorCode(err) !== JsCode.StreamNotFound) throw this.mapError(err);
+        if (!isStreamNotFound(err)) throw this.mapError(err);
       }
     }
     this.#forget();
@@ -273,7 +273,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     let subject: string | Error;
     try {
       if (options.tenantId !== undefined) assertTenantId(options.tenantId);
-      subject = this.#liveSubject(options.tenantId);
+      subject = liveSubject(this.#names, options.tenantId);
     } catch (err) {
       subject = err as Error;
     }
@@ -300,7 +300,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       const info = await streamInfo(h.jsm, this.#names.stream).catch((e) => Promise.reject(this.mapError(e)));
       if (info && incarnationOf(info) === h.incarnation) return info;
       if (attempt > 0) {
-        throw new TidemarkError("TOPIC_NOT_FOUND", `topic ${JSON.stringify(this.id)} changed on the broker while it was read`);
+        throw new TopicNotFoundError(`topic ${JSON.stringify(this.id)} changed on the broker while it was read`);
       }
     }
   }
@@ -317,7 +317,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       const msg = await h.jsm.streams.getMessage(this.#names.stream, { last_by_subj: this.subjectFor(tenantId) });
       return msg ? this.cursorAt(msg.seq) : undefined;
     } catch (err) {
-      if (jsErrorCode(err) === JsCode.NoMessageFound) return undefined;
+      if (isNoMessageFound(err)) return undefined;
       throw this.mapError(err);
     }
   }
@@ -338,7 +338,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   checkpoint = (name: string, options?: { tenantId?: string }): Checkpoint => openCheckpoint(this as JetStreamTopic<unknown>, name, options);
 
   watch(options: WatchOptions = {}): Promise<Watch> {
-    return openWatch(() => this.ready(), this.#liveSubject, options);
+    return openWatch(() => this.ready(), (tenantId) => liveSubject(this.#names, tenantId), options);
   }
 }
 

@@ -171,8 +171,11 @@ export interface Watch extends AsyncIterable<void> {
   close(): void;
 }
 
-/** A declared topic. Every method that touches the broker provisions it on first use. */
-export interface Topic<T = unknown> {
+/**
+ * What a topic of the core alone can do: publish and read. A Sync made by `createCoreSync()`
+ * (a deep import of `core/sync.ts`, without the hub and worker modules) hands out these.
+ */
+export interface CoreTopic<T = unknown> {
   readonly id: string;
   readonly options: Readonly<ResolvedTopicOptions>;
   publish(options: PublishOptions<T>): Promise<PublishReceipt>;
@@ -183,13 +186,17 @@ export interface Topic<T = unknown> {
   cursorSequence(cursor: string): number;
   cursorAt(sequence: number): Cursor;
   live(options?: LiveOptions): AsyncIterable<TidemarkEvent<T>>;
-  hub(options?: { tenantId?: string }): Hub<T>;
-  process(options: ProcessOptions, handler: (event: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
-  deadLetters(options: { consumer: string }): DeadLetters<T>;
   checkpoint(name: string, options?: { tenantId?: string }): Checkpoint;
   /** Resolves once subscribed on the server: an event stored after that is never missed. */
   watch(options?: WatchOptions): Promise<Watch>;
   destroy(): Promise<void>;
+}
+
+/** A declared topic. Every method that touches the broker provisions it on first use. */
+export interface Topic<T = unknown> extends CoreTopic<T> {
+  hub(options?: { tenantId?: string }): Hub<T>;
+  process(options: ProcessOptions, handler: (event: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
+  deadLetters(options: { consumer: string }): DeadLetters<T>;
 }
 
 /** Fully resolved declaration, defaults applied. */
@@ -226,7 +233,6 @@ export interface SyncStats {
   consumers: number;
 }
 
-/** One process's handle on the broker. */
 /** The nats-server a Sync is connected to (`sync.server()`). */
 export interface NatsServerInfo {
   /** The version the server reports, e.g. "2.15.1". */
@@ -237,9 +243,10 @@ export interface NatsServerInfo {
   embedded?: { binary: string; durability: "fsync" | "buffered"; dataDir: string; credentialsFile?: string };
 }
 
-export interface Sync {
+/** One process's handle on the broker, as the core alone makes it (see {@link CoreTopic}). */
+export interface CoreSync {
   readonly namespace: string;
-  topic<T = unknown>(options: TopicOptions): Topic<T>;
+  topic<T = unknown>(options: TopicOptions): CoreTopic<T>;
   listTopics(options?: { idPrefix?: string }): Promise<TopicInfo[]>;
   /** Resolves once connected (embedded server started if needed). */
   ready(): Promise<void>;
@@ -255,4 +262,9 @@ export interface Sync {
    * `close()` rejects with WorkerStopTimeoutError listing it.
    */
   close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** One process's handle on the broker: its topics have hubs and workers too. */
+export interface Sync extends CoreSync {
+  topic<T = unknown>(options: TopicOptions): Topic<T>;
 }

@@ -8,21 +8,16 @@
  * import { createSync, createBridge } from "@tidemark/server/edge";
  * const sync = createSync({ nats: { servers: "wss://nats.example:443" } });
  */
-import "./platform.js";
-import "../hub/install.js";
-import "../process/install.js";
-
-export { createSync } from "./platform.js";
+export { createSync, configureSync, lazySync, getDefaultSync } from "./platform.js";
 export type { EdgeSyncOptions } from "./platform.js";
-export { configureSync, lazySync, getDefaultSync } from "../core/sync.js";
 export type { SyncOptions } from "../core/sync.js";
 export type { ExternalNatsOptions } from "../core/connection.js";
 export { websocketTransport } from "../transport/websocket.js";
 export type { NatsConnect, NatsTransport } from "../transport/types.js";
 export { TOPIC_DEFAULTS } from "../core/options.js";
-export { StorageLimitError } from "../core/provision.js";
 export type {
   Sync,
+  NatsServerInfo,
   Topic,
   TopicOptions,
   RetentionOptions,
@@ -56,11 +51,16 @@ export {
   PayloadTooLargeError,
   InvalidArgumentError,
   BrokerUnavailableError,
+  WorkerStopTimeoutError,
+  StorageLimitError,
+  TopicNotFoundError,
+  ClosedError,
+  InternalError,
   isTidemarkError,
 } from "@tidemark/shared";
-export type { Cursor, TidemarkEvent } from "@tidemark/shared";
+export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub } from "../hub/registry.js";
-export { hubRegistryOf } from "../hub/install.js";
+export { hubRegistryOf } from "../hub/feature.js";
 export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "../hub/registry.js";
 export { createBridge, expose } from "../bridge/bridge.js";
 export type { Bridge } from "../bridge/bridge.js";

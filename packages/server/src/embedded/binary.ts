@@ -11,15 +11,9 @@ import { accessSync, constants, realpathSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ErrorCode, TidemarkError } from "@tidemark/shared";
+import { NatsServerNotFoundError } from "@tidemark/shared";
 
-/** The nats-server binary could not be found. The message says how to install it. */
-export class NatsServerNotFoundError extends TidemarkError {
-  constructor(message: string) {
-    super(ErrorCode.NatsServerNotFound, message);
-    this.name = "NatsServerNotFoundError";
-  }
-}
+export { NatsServerNotFoundError };
 
 const INSTALL_HINT =
   "Run scripts/install.sh in the Tidemark workspace (the newest nats-server of Debian's archive into .tools/), " +

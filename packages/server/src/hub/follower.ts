@@ -6,7 +6,7 @@
  * The follower also keeps the hub's watermark: every event of the tenant up to it was pushed.
  * Events move it; for an idle tenant the registry's window checks move it (see `observe`).
  */
-import { ErrorCode, isTidemarkError, RetentionGapError, TidemarkError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
+import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
@@ -215,7 +215,7 @@ export class Follower<T = unknown> {
             this.#push(event);
             failures = 0;
           }
-          if (!signal.aborted) throw new TidemarkError(ErrorCode.BrokerUnavailable, "the hub's follower ended unexpectedly");
+          if (!signal.aborted) throw new BrokerUnavailableError("the hub's follower ended unexpectedly");
         } catch (err) {
           if (signal.aborted) return;
           // Retention passed the follow's start, but not the watermark: the tenant had nothing

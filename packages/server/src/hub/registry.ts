@@ -5,7 +5,7 @@
  * implementation of it; for topics of a Sync its window look also reads the first retained
  * sequence (see `window.ts`).
  */
-import { ErrorCode, InvalidArgumentError, TidemarkError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
+import { ClosedError, InvalidArgumentError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
 import { HeadReader, type HeadRead } from "./head.js";
@@ -159,7 +159,7 @@ export class HubRegistry {
 
   /** @internal Joins (creating if needed) the follower of (topic, tenant). */
   acquire<T>(topic: Topic<T>, tenantId: string | undefined): Follower<T> {
-    if (this.#closed) throw new TidemarkError(ErrorCode.Closed, "the hub registry is closed");
+    if (this.#closed) throw new ClosedError("the hub registry is closed");
     const key = topic as Topic<unknown>;
     let byTenant = this.#followers.get(key);
     if (!byTenant) this.#followers.set(key, (byTenant = new Map()));

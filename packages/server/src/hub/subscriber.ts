@@ -3,7 +3,7 @@
  * duplicate at the seam (both sides are filtered by stream sequence), falls back to its own
  * replay when the window leaves it behind, and follows the hub's watermark while idle.
  */
-import { ErrorCode, InvalidCursorError, TidemarkError, type TidemarkEvent } from "@tidemark/shared";
+import { ClosedError, InvalidCursorError, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
@@ -88,7 +88,7 @@ export async function* run<T>(
             continue;
           }
           if (follower.error !== undefined) throw follower.error;
-          if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
+          if (follower.retired) throw new ClosedError("the hub was closed");
           if (follower.live) {
             // Everything of the tenant up to the hub's watermark has been yielded: an idle
             // subscriber moves there (so retention passing it is no gap) and reports it.
@@ -104,7 +104,7 @@ export async function* run<T>(
       }
       // Behind the window: catch up by replay up to a head read now, then look again.
       if (follower.error !== undefined) throw follower.error;
-      if (follower.retired) throw new TidemarkError(ErrorCode.Closed, "the hub was closed");
+      if (follower.retired) throw new ClosedError("the hub was closed");
       caughtUp = false;
       progress?.onReplay?.();
       const until = await registry.head(topic as Topic<unknown>);

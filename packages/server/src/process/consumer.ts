@@ -7,7 +7,6 @@
 import {
   AckPolicy,
   DeliverPolicy,
-  JetStreamApiError,
   ReplayPolicy,
   type ConsumerConfig,
   type ConsumerInfo,
@@ -15,10 +14,10 @@ import {
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import { ResourceDriftError } from "@tidemark/shared";
+import { isConsumerNotFound, isWrongLastSequence } from "../core/errors.js";
 import { declarationDrift, decodeDeclaration, encodeDeclaration, type Declaration, type StartPosition } from "./options.js";
 
 const NS_PER_MS = 1_000_000;
-const CONSUMER_NOT_FOUND = 10014;
 
 export interface ConsumerSpec {
   stream: string;
@@ -70,7 +69,7 @@ async function info(jsm: JetStreamManager, stream: string, durable: string): Pro
   try {
     return await jsm.consumers.info(stream, durable);
   } catch (err) {
-    if (err instanceof JetStreamApiError && err.apiError().err_code === CONSUMER_NOT_FOUND) return undefined;
+    if (isConsumerNotFound(err)) return undefined;
     throw err;
   }
 }
@@ -94,7 +93,6 @@ export interface CreationClaim {
   subject: string;
 }
 
-const WRONG_LAST_SEQUENCE = 10071;
 /** A claim older than this was left by a process that died while creating: it may be replaced. */
 const STALE_CLAIM_MS = 10_000;
 const ROUNDS = 8;
@@ -178,7 +176,7 @@ async function tryClaim(
     });
     return { won: true };
   } catch (err) {
-    if (!(err instanceof JetStreamApiError && err.apiError().err_code === WRONG_LAST_SEQUENCE)) throw err;
+    if (!isWrongLastSequence(err)) throw err;
   }
   const held = await jsm.streams.getMessage(claim.stream, { last_by_subj: claim.subject });
   if (!held) return { won: false };

@@ -9,19 +9,10 @@ import type { TopicRuntime } from "../core/runtime.js";
 import type { DeadLetter, DeadLetters } from "../core/types.js";
 import { decodeDeadLetterRecord, encodeDeadLetter, toDeadLetter } from "./dead-letter.js";
 import { assertConsumerName } from "./options.js";
+import { redriveSubject } from "../core/broker-names.js";
 
 /** Letters handed back at once by `redrive()`. */
 const REDRIVE_WINDOW = 64;
-
-/** Subject on which `consumer`'s redriven letters wait for its workers. */
-export function redriveSubject(runtime: TopicRuntime, consumer: string): string {
-  return `${runtime.deadLetterSubject(consumer)}.redrive`;
-}
-
-/** Subject that holds `consumer`'s declaration while a process is creating it. */
-export function claimSubject(runtime: TopicRuntime, consumer: string): string {
-  return `${runtime.deadLetterSubject(consumer)}.declare`;
-}
 
 class ConsumerDeadLetters<T> implements DeadLetters<T> {
   constructor(
@@ -47,7 +38,7 @@ class ConsumerDeadLetters<T> implements DeadLetters<T> {
       // dedupe id makes a redrive that stopped between the two steps safe to run again.
       const handBack = async (letter: DeadLetter<T>) => {
         const { sequence, ...rest } = letter;
-        await js.publish(redriveSubject(runtime, consumer), encodeDeadLetter({ v: 1, ...rest }), {
+        await js.publish(redriveSubject(runtime.names, consumer), encodeDeadLetter({ v: 1, ...rest }), {
           msgID: `redrive:${sequence}`,
           expect: { streamName: runtime.deadLetterStreamName },
         });

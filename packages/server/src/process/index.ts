@@ -1,11 +1,11 @@
 /**
  * Durable processing: `topic.process()` workers on JetStream durable consumers, with retries on
  * a backoff, dead letters, and redrive. The topic core calls `startWorker` and
- * `deadLettersFor`; importing this module registers them with every Sync.
+ * `deadLettersFor`, which the entry points hand to every Sync they make (`workers`).
  */
-import "./install.js";
+export { workers } from "./feature.js";
 
 export { startWorker } from "./start.js";
-export { deadLettersFor, redriveSubject } from "./dead-letters.js";
+export { deadLettersFor } from "./dead-letters.js";
 export { PROCESS_DEFAULTS, retryDelay } from "./options.js";
 export { describeError } from "./dead-letter.js";

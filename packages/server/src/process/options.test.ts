@@ -3,7 +3,6 @@ import { InvalidArgumentError } from "@tidemark/shared";
 import {
   declarationDrift,
   decodeDeclaration,
-  durableName,
   encodeDeclaration,
   resolveProcessOptions,
   retryDelay,
@@ -67,11 +66,5 @@ describe("process options", () => {
       "delivery.leaseMs",
     ]);
     expect(declarationDrift(d, undefined)).toEqual(["consumer"]);
-  });
-
-  it("options - durable names join namespace, topic token and consumer into a valid JetStream name", () => {
-    const name = durableName("app", "inventory.events", "search-index");
-    expect(name).toBe("app_inventory~events_search-index");
-    expect(name).not.toMatch(/[.*>\s]/);
   });
 });

@@ -3,7 +3,7 @@
  * durable consumer carries in its `description` (nats-server 2.9 has no consumer metadata), so
  * that a second declaration with other settings is refused with ResourceDriftError.
  */
-import { InvalidArgumentError, topicToken } from "@tidemark/shared";
+import { InvalidArgumentError } from "@tidemark/shared";
 import type { ProcessOptions } from "../core/types.js";
 
 /** Consumer names: `[A-Za-z0-9_-]`, at most 64 characters. */
@@ -127,14 +127,6 @@ function integer(field: string, value: unknown, min: number, max: number): numbe
 export function retryDelay(backoffMs: readonly number[], attempt: number): number {
   if (backoffMs.length === 0) return 0;
   return backoffMs[Math.min(Math.max(attempt, 1), backoffMs.length) - 1] ?? 0;
-}
-
-/**
- * Durable name of `consumer` on a topic: namespace, topic token and consumer joined by `_`, so
- * `nats consumer ls` shows whose it is. Unique per topic because each topic owns its streams.
- */
-export function durableName(namespace: string, topicId: string, consumer: string): string {
-  return `${namespace}_${topicToken(topicId)}_${consumer}`;
 }
 
 const DESCRIPTION_PREFIX = "tidemark process v1 ";

@@ -6,8 +6,8 @@ import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
 import { ensureConsumers } from "./consumer.js";
-import { claimSubject, redriveSubject } from "./dead-letters.js";
-import { durableName, resolveProcessOptions } from "./options.js";
+import { claimSubject, durableName, redriveSubject } from "../core/broker-names.js";
+import { resolveProcessOptions } from "./options.js";
 import { ProcessWorker } from "./worker.js";
 
 /**
@@ -35,13 +35,13 @@ export async function startWorker<T>(
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
     const info = await ensureConsumers(
       jsm,
-      { js, stream: runtime.deadLetterStreamName, subject: claimSubject(runtime, resolved.consumer) },
+      { js, stream: runtime.deadLetterStreamName, subject: claimSubject(runtime.names, resolved.consumer) },
       [
         { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
         {
           stream: runtime.deadLetterStreamName,
           durable,
-          filterSubject: redriveSubject(runtime, resolved.consumer),
+          filterSubject: redriveSubject(runtime.names, resolved.consumer),
           start: { kind: "earliest" },
           declaration: resolved.declaration,
         },

@@ -6,7 +6,7 @@
 import { describe, it, expect } from "vitest";
 import { RetentionGapError } from "../../src/index.js";
 import { featuresOf } from "../../src/core/features.js";
-import { topicNames } from "../../src/core/streams.js";
+import { topicNames } from "../../src/core/broker-names.js";
 import { DIRECT_READ_MAX } from "../../src/core/direct-read.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 

@@ -6,7 +6,8 @@
 import { describe, it, expect } from "vitest";
 import { findNatsServer, natsServerVersion, ResourceDriftError } from "../../src/index.js";
 import { resolveTopicOptions } from "../../src/core/options.js";
-import { eventStreamConfig, deadLetterStreamConfig, topicNames } from "../../src/core/streams.js";
+import { eventStreamConfig, deadLetterStreamConfig } from "../../src/core/streams.js";
+import { topicNames } from "../../src/core/broker-names.js";
 import { featuresOf } from "../../src/core/features.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 

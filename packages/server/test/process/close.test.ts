@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { runtimeOf } from "../../src/core/topic.js";
-import { durableName } from "../../src/process/options.js";
+import { durableName } from "../../src/core/broker-names.js";
 import { useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();

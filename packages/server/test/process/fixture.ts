@@ -4,7 +4,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { Sync, Topic, TopicOptions } from "../../src/index.js";
 import "../../src/process/index.js";
 import { runtimeOf } from "../../src/core/topic.js";
-import { durableName } from "../../src/process/options.js";
+import { durableName } from "../../src/core/broker-names.js";
 import { uniqueNamespace, type TestNats } from "../harness/nats.js";
 import { useCoreFixture } from "../core/fixture.js";
 

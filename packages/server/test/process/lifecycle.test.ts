@@ -8,6 +8,7 @@ import {
 } from "../../src/index.js";
 import { jetstream } from "@nats-io/jetstream";
 import { runtimeOf } from "../../src/core/topic.js";
+import { claimSubject } from "../../src/core/broker-names.js";
 import { encodeDeclaration, type Declaration } from "../../src/process/options.js";
 import { consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";
 
@@ -85,7 +86,7 @@ describe("process declaration", () => {
     const rt = runtimeOf(topic);
     // Another process claimed the creation of "claimed" (maxAttempts 5) and has not added it yet.
     const theirs: Declaration = { tenantId: null, start: "earliest", maxAttempts: 5, backoffMs: [100], leaseMs: 30_000 };
-    await jetstream(fx.nc).publish(`${rt.deadLetterSubject("claimed")}.declare`, encodeDeclaration(theirs), {
+    await jetstream(fx.nc).publish(claimSubject(rt.names, "claimed"), encodeDeclaration(theirs), {
       expect: { lastSubjectSequence: 0 },
     });
     const err = await rejection(topic.process({ consumer: "claimed", start: "earliest", delivery: { maxAttempts: 3, backoffMs: [100] } }, () => undefined));

@@ -1,0 +1,40 @@
+/**
+ * The Node platform: TCP NATS, the embedded nats-server, the hubs and the workers, and defaults
+ * from the environment (TIDEMARK_NATS_URL, TIDEMARK_DATA_DIR, TIDEMARK_NAMESPACE). The Node entry
+ * (`@tidemark/server`) and the CLI export what this module builds; importing it registers
+ * nothing anywhere.
+ */
+import { nodeTransport } from "./transport/node.js";
+import { createSyncWith, type SyncOptions, type SyncPlatform } from "./core/sync.js";
+import { processDefault } from "./core/default-sync.js";
+import type { Sync } from "./core/types.js";
+import { hubRegistries } from "./hub/feature.js";
+import { workers } from "./process/feature.js";
+
+/** Options for the process default from the environment. */
+export function syncOptionsFromEnv(env: Record<string, string | undefined> = process.env): SyncOptions {
+  const url = env.TIDEMARK_NATS_URL;
+  return url ? { nats: { servers: url } } : { embedded: { dataDir: env.TIDEMARK_DATA_DIR } };
+}
+
+/** @internal */
+export const nodePlatform: SyncPlatform = {
+  transport: nodeTransport,
+  defaultNamespace: () => process.env.TIDEMARK_NAMESPACE,
+  hubs: hubRegistries,
+  workers,
+};
+
+/**
+ * Creates a Sync that you own; it connects on first use. `await sync.close()` releases it.
+ * @example const sync = createSync({ namespace: "app" }); // embedded nats-server, or TIDEMARK_NATS_URL
+ */
+export function createSync(options: SyncOptions = {}): Sync {
+  return createSyncWith(nodePlatform, options);
+}
+
+/**
+ * The Node entry's process default: from the environment unless `configureSync()` set one.
+ * One TCP connection per process (the NATS client keeps one transport factory).
+ */
+export const { configureSync, getDefaultSync, lazySync } = processDefault(createSync, () => syncOptionsFromEnv());
