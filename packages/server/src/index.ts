@@ -51,7 +51,7 @@ export {
 } from "@tidemark/shared";
 export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub, hubRegistryOf } from "./hub/index.js";
-export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";
+export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/index.js";
 export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";
 export type {
   Bridge,

@@ -116,7 +116,9 @@ export async function* run<T>(
       }
       if (until.sequence > pos) {
         const replaySignal = cancel ? cancel.signal : options.signal;
-        const replay = topic.replay({ after: follower.cursorAt(pos), until: until.cursor, tenantId, signal: replaySignal });
+        const read = () => topic.replay({ after: follower.cursorAt(pos), until: until.cursor, tenantId, signal: replaySignal });
+        // Mode "topic": catch-ups share the registry's bound (a resume storm queues).
+        const replay = registry.shared(topic as Topic<unknown>) ? registry.limiter.wrap(read) : read();
         for await (const event of replay) {
           if (event.streamSequence > pos) {
             pos = event.streamSequence;
