@@ -27,16 +27,6 @@ export class Limiter {
       else this.#running--;
     };
   }
-
-  /** Iterates `source` while holding a slot (taken before the first read, freed at the end). */
-  async *wrap<E>(source: () => AsyncIterable<E>): AsyncGenerator<E> {
-    const release = await this.acquire();
-    try {
-      yield* source();
-    } finally {
-      release();
-    }
-  }
 }
 
 /** @internal Jittered exponential pause before retry `failures` (1-based) after broker trouble. */

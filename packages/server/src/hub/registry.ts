@@ -53,8 +53,9 @@ export interface HubRegistryOptions {
   /** Hub mode of every topic, or a choice per topic id. @default "topic" */
   hubMode?: HubMode | ((topicId: string) => HubMode);
   /**
-   * Catch-up replays (short-lived tenant-filtered consumers) running at once in mode "topic":
-   * a resume storm after a restart queues behind this many. @default 64
+   * Follower catch-up replays (short-lived tenant-filtered consumers, one per resuming tenant)
+   * running at once in mode "topic": a resume storm after a restart queues behind this many.
+   * @default 64
    */
   maxCatchUps?: number;
 }
