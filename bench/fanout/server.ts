@@ -34,7 +34,9 @@ if (impl === "bridge") {
   const real = sync.topic<unknown>({ id: TOPIC, retention: { maxBytes: 256 * 1024 * 1024 } });
   // Counts the readers the hubs open: each follow() or replay() is one JetStream consumer. The
   // hubs of this proxy live in a registry of their own so that they call the counting methods.
-  const hubs = new HubRegistry();
+  // HUB_MODE=tenant|topic (the scale benchmark compares them); unset: the default.
+  const hubMode = process.env.HUB_MODE as "topic" | "tenant" | undefined;
+  const hubs = new HubRegistry(hubMode ? { hubMode } : {});
   const topic: Topic<unknown> = new Proxy(real, {
     get(target, prop) {
       if (prop === "hub") return (o?: { tenantId?: string }) => hubs.get(topic, o?.tenantId);

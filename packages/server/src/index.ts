@@ -55,7 +55,7 @@ export {
 export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub } from "./hub/registry.js";
 export { hubRegistryOf } from "./hub/feature.js";
-export type { HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
+export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
 export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";
 export type {
   Bridge,

@@ -12,6 +12,8 @@ import type { HeadRead } from "./head.js";
 import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
+import type { TopicFeed } from "./feed.js";
+import { backoff, type Limiter } from "./limit.js";
 
 /** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
 const MAX_RETRIES = 10;
@@ -24,6 +26,14 @@ export interface HubSettings {
   watermarkIntervalMs: number;
   windowPollMs: number;
   sizeOf: (event: TidemarkEvent) => number;
+}
+
+/** @internal How a follower of hub mode "topic" reaches its topic's feed (see `feed.ts`). */
+export interface FeedLink<T> {
+  /** The running feed of the head's incarnation (started at that head if none runs). */
+  feedFor(head: HeadRead): TopicFeed<T> | undefined;
+  /** Bound on catch-up replays at once. */
+  limiter: Limiter;
 }
 
 /** @internal */
@@ -52,11 +62,17 @@ export class Follower<T = unknown> {
   #tick = deferred();
   #refreshedAt = 0;
   #refreshing = false;
+  readonly #link: FeedLink<T> | undefined;
+  #feed: TopicFeed<T> | undefined;
+  /** Events the feed handed over while the backfill below its seam runs. */
+  #buffer: TidemarkEvent<T>[] | undefined;
 
-  constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings) {
+  /** With `link`, the follower reads its topic's shared feed instead of a `follow()` of its own. */
+  constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, link?: FeedLink<T>) {
     this.topic = topic;
     this.tenantId = tenantId;
     this.#settings = settings;
+    this.#link = link;
   }
 
   get retired(): boolean {
@@ -88,7 +104,8 @@ export class Follower<T = unknown> {
     this.watermark = from;
     this.#last = from;
     this.#refreshedAt = Date.now();
-    void this.#run(from, headSequence);
+    if (this.#link) void this.#runShared(from, head, this.#link);
+    else void this.#run(from, headSequence);
   }
 
   /** Wakes every waiting subscriber (one of them was aborted). */
@@ -100,6 +117,8 @@ export class Follower<T = unknown> {
   retire(): void {
     if (this.#abort.signal.aborted) return;
     this.#abort.abort();
+    this.#feed?.detach(this);
+    this.#buffer = undefined;
     this.#wake();
     this.onEnd?.();
   }
@@ -148,6 +167,16 @@ export class Follower<T = unknown> {
     this.#refreshing = true;
     try {
       if (this.retired) return;
+      if (this.#feed) {
+        // The feed handed over every event up to its position: no lookup needed.
+        const position = this.#feed.position;
+        this.#refreshedAt = Date.now();
+        if (position > this.watermark) {
+          this.watermark = position;
+          this.#wake();
+        }
+        return;
+      }
       if (this.#last < head) {
         if (first !== undefined && first > this.watermark + 1) return;
         const latest = await this.topic.latestCursor({ tenantId: this.tenantId });
@@ -180,8 +209,7 @@ export class Follower<T = unknown> {
     // that it does not fail every subscriber at once and send them all back at the broker.
     const retry = async (err: unknown): Promise<void> => {
       if (!isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable || failures >= MAX_RETRIES) throw err;
-      failures++;
-      await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2)));
+      await backoff(++failures);
     };
     try {
       let backfilled = from >= head;
@@ -224,6 +252,64 @@ export class Follower<T = unknown> {
           await retry(err);
         }
       }
+    } catch (err) {
+      if (signal.aborted) return;
+      this.fail(err);
+    }
+  }
+
+  /** @internal An event of the tenant from the topic's feed. */
+  deliver(event: TidemarkEvent<T>): void {
+    if (this.#buffer) this.#buffer.push(event);
+    else if (this.live) this.#push(event);
+  }
+
+  /**
+   * Hub mode "topic": joins the feed, replays the tenant from the start position up to the
+   * feed's position at the join (the seam) while the feed's newer events wait in a buffer, then
+   * pushes those. `#push` drops what is at or below the last pushed sequence, so the seam has no
+   * hole and no duplicate.
+   */
+  async #runShared(from: number, head: HeadRead, link: FeedLink<T>): Promise<void> {
+    const { topic, tenantId } = this;
+    const signal = this.#abort.signal;
+    try {
+      const feed = link.feedFor(head);
+      if (!feed) throw recreated(topic.id);
+      this.#feed = feed;
+      this.#buffer = [];
+      const seam = feed.attach(this);
+      let failures = 0;
+      while (this.#last < seam && !signal.aborted) {
+        const release = await link.limiter.acquire();
+        try {
+          if (signal.aborted) return;
+          const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(seam), tenantId, signal });
+          for await (const event of backlog) {
+            this.#push(event);
+            failures = 0;
+          }
+          if (this.#last < seam) this.#last = seam;
+        } catch (err) {
+          if (signal.aborted) return;
+          // As in `#run`: subscribers below the seam fall back to their own replay and gap.
+          if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) {
+            this.ring!.reset(seam);
+            this.#last = seam;
+          } else if (isTidemarkError(err) && err.code === ErrorCode.BrokerUnavailable && failures < MAX_RETRIES) {
+            await backoff(++failures);
+          } else throw err;
+        } finally {
+          release();
+        }
+      }
+      if (signal.aborted) return;
+      const buffered = this.#buffer ?? [];
+      this.#buffer = undefined;
+      for (const event of buffered) this.#push(event);
+      this.live = true;
+      if (seam > this.watermark) this.watermark = seam;
+      this.#wake();
     } catch (err) {
       if (signal.aborted) return;
       this.fail(err);

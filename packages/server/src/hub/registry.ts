@@ -1,6 +1,8 @@
 /**
  * `HubRegistry`: the hubs of one Sync. One follower per (topic, tenant) per process, created by
- * the first subscriber and retired when the last leaves. Built on the public `Topic` interface
+ * the first subscriber and retired when the last leaves. In hub mode "topic" (the default) the
+ * followers of a topic share one whole-topic feed (`feed.ts`): one broker consumer per topic
+ * per process; in mode "tenant" each follower has its own tenant-filtered consumer. Built on the public `Topic` interface
  * (`head`, `latestCursor`, `follow`, `replay`, `cursorSequence`, `cursorAt`), so it works over any
  * implementation of it; for topics of a Sync its window look also reads the first retained
  * sequence (see `window.ts`).
@@ -11,6 +13,17 @@ import { Follower, type HubSettings } from "./follower.js";
 import { HeadReader, type HeadRead } from "./head.js";
 import { run } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
+import { TopicFeed } from "./feed.js";
+import { Limiter } from "./limit.js";
+import { recreated, sameIncarnation } from "./incarnation.js";
+
+/**
+ * How a topic's hubs read the broker. "topic": one whole-topic consumer per topic per process,
+ * shared by every tenant (consumers grow with topics, not tenants; each process receives the
+ * whole topic). "tenant": one tenant-filtered consumer per (topic, tenant) with subscribers
+ * (each process receives only its tenants' events). See docs/deployment.md for where it turns.
+ */
+export type HubMode = "topic" | "tenant";
 
 /** Settings of every hub of a registry. */
 export interface HubRegistryOptions {
@@ -37,6 +50,14 @@ export interface HubRegistryOptions {
   windowPollMs?: number;
   /** Estimated size of an event in the window. @default JSON length of `data` + 200 */
   sizeOf?: (event: TidemarkEvent) => number;
+  /** Hub mode of every topic, or a choice per topic id. @default "topic" */
+  hubMode?: HubMode | ((topicId: string) => HubMode);
+  /**
+   * Follower catch-up replays (short-lived tenant-filtered consumers, one per resuming tenant)
+   * running at once in mode "topic": a resume storm after a restart queues behind this many.
+   * @default 64
+   */
+  maxCatchUps?: number;
 }
 
 const defaults: Required<HubRegistryOptions> = {
@@ -46,6 +67,8 @@ const defaults: Required<HubRegistryOptions> = {
   watermarkIntervalMs: 60_000,
   windowPollMs: 2_000,
   sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
+  hubMode: "topic",
+  maxCatchUps: 64,
 };
 
 /** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
@@ -109,16 +132,27 @@ export class HubRegistry {
   readonly #followers = new Map<Topic<unknown>, Map<string | undefined, Follower<unknown>>>();
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
   readonly #watch: WindowWatch;
+  readonly #feeds = new Map<Topic<unknown>, TopicFeed<unknown>>();
+  readonly #mode: (topicId: string) => HubMode;
+  /** @internal Bound on catch-up replays at once (mode "topic"). */
+  readonly limiter: Limiter;
   #closed = false;
 
   constructor(options: HubRegistryOptions = {}) {
     const s = { ...defaults, ...options };
-    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs"] as const) {
+    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps"] as const) {
       if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
         throw new InvalidArgumentError(`hub option ${key} must be a non-negative integer`);
       }
     }
     if (s.windowPollMs === 0) throw new InvalidArgumentError("hub option windowPollMs must be positive");
+    if (s.maxCatchUps === 0) throw new InvalidArgumentError("hub option maxCatchUps must be positive");
+    const { hubMode } = s;
+    if (typeof hubMode !== "function" && hubMode !== "topic" && hubMode !== "tenant") {
+      throw new InvalidArgumentError(`hub option hubMode must be "topic" or "tenant"`);
+    }
+    this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
+    this.limiter = new Limiter(s.maxCatchUps);
     this.#settings = s;
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
   }
@@ -135,6 +169,16 @@ export class HubRegistry {
     return n;
   }
 
+  /** Whole-topic feeds running now (mode "topic"): one per topic with at least one subscriber. */
+  get feedCount(): number {
+    return this.#feeds.size;
+  }
+
+  /** @internal True when the topic's hubs share a feed. */
+  shared(topic: Topic<unknown>): boolean {
+    return this.#mode(topic.id) === "topic";
+  }
+
   /** Retires every follower; their subscribers end with a `CLOSED` error. */
   close(): void {
     this.#closed = true;
@@ -143,6 +187,8 @@ export class HubRegistry {
       for (const follower of [...byTenant.values()]) follower.retire();
     }
     this.#followers.clear();
+    for (const feed of [...this.#feeds.values()]) feed.stop();
+    this.#feeds.clear();
   }
 
   /** @internal */
@@ -165,7 +211,8 @@ export class HubRegistry {
     if (!byTenant) this.#followers.set(key, (byTenant = new Map()));
     let follower = byTenant.get(tenantId) as Follower<T> | undefined;
     if (!follower) {
-      const created = new Follower<T>(topic, tenantId, this.#settings);
+      const link = this.shared(key) ? { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter } : undefined;
+      const created = new Follower<T>(topic, tenantId, this.#settings, link);
       created.onEnd = () => {
         if (byTenant.get(tenantId) === (created as Follower<unknown>)) byTenant.delete(tenantId);
         if (byTenant.size === 0 && this.#followers.get(key) === byTenant) this.#followers.delete(key);
@@ -176,6 +223,27 @@ export class HubRegistry {
     }
     follower.members++;
     return follower;
+  }
+
+  /**
+   * The topic's running feed of the head's incarnation, started at that head if none runs. A feed
+   * of an older stream (a newer head read saw the topic re-created) ends with a mismatch for its
+   * followers; undefined when the head read is the older one.
+   */
+  #feedFor<T>(topic: Topic<T>, head: HeadRead): TopicFeed<T> | undefined {
+    const key = topic as Topic<unknown>;
+    const running = this.#feeds.get(key) as TopicFeed<T> | undefined;
+    if (running && !running.stopped) {
+      if (sameIncarnation(running.cursors.incarnation, head.incarnation)) return running;
+      if (head.serial <= running.startSerial) return undefined;
+      running.fail(recreated(topic.id));
+    }
+    const feed = new TopicFeed<T>(topic, head);
+    feed.onEnd = () => {
+      if (this.#feeds.get(key) === (feed as TopicFeed<unknown>)) this.#feeds.delete(key);
+    };
+    this.#feeds.set(key, feed as TopicFeed<unknown>);
+    return feed;
   }
 
   /** @internal */

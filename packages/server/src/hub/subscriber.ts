@@ -116,6 +116,8 @@ export async function* run<T>(
       }
       if (until.sequence > pos) {
         const replaySignal = cancel ? cancel.signal : options.signal;
+        // Not under the registry's catch-up bound: a subscriber that stops reading mid-replay
+        // would hold a slot (and starve every follower's catch-up) for as long as it stalls.
         const replay = topic.replay({ after: follower.cursorAt(pos), until: until.cursor, tenantId, signal: replaySignal });
         for await (const event of replay) {
           if (event.streamSequence > pos) {

@@ -105,19 +105,21 @@ describe("bridge operations", () => {
     await expect(TestClient.open(run.wsUrl)).rejects.toMatchObject({ status: 503 });
   });
 
-  it("bridge - hub followers grow with (topic, tenant) pairs, not connections", async () => {
-    const sync = fx.sync();
-    const topic: Topic<number> = sync.topic<number>({ id: "notes" });
-    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
-    const clients = await Promise.all(Array.from({ length: 12 }, () => run.connect("alice")));
-    await Promise.all(clients.map((c, i) => c.subscribe({ id: "s", topic: "notes", tenantId: ["a", "b", "c"][i % 3]! })));
-    await Promise.all(clients.map((c) => c.next((f) => f.type === "caught_up")));
-    const { consumersOf, eventually } = await import("../hub/fixture.js");
-    // live-only subscriptions are caught up at once; the followers' consumers start meanwhile
-    await eventually(async () => (await consumersOf(fx.nats, sync.namespace)) === 3, 10_000, "3 consumers");
-    await new Promise((r) => setTimeout(r, 200));
-    expect(await consumersOf(fx.nats, sync.namespace)).toBe(3);
-    expect(run.bridge.metrics()).toMatch(/^tidemark_hub_followers 3$/m);
-    expect(run.bridge.metrics()).toMatch(/^tidemark_jetstream_consumers 3$/m);
-  });
+  for (const [hubMode, consumers] of [["topic", 1], ["tenant", 3]] as const) {
+    it(`bridge - hub followers grow with (topic, tenant) pairs, not connections; hubMode ${hubMode}: ${consumers} consumer(s) for 3 tenants`, async () => {
+      const sync = fx.sync({ hubs: { hubMode } });
+      const topic: Topic<number> = sync.topic<number>({ id: "notes" });
+      const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+      const clients = await Promise.all(Array.from({ length: 12 }, () => run.connect("alice")));
+      await Promise.all(clients.map((c, i) => c.subscribe({ id: "s", topic: "notes", tenantId: ["a", "b", "c"][i % 3]! })));
+      await Promise.all(clients.map((c) => c.next((f) => f.type === "caught_up")));
+      const { consumersOf, eventually } = await import("../hub/fixture.js");
+      // live-only subscriptions are caught up at once; the followers' consumers start meanwhile
+      await eventually(async () => (await consumersOf(fx.nats, sync.namespace)) === consumers, 10_000, `${consumers} consumers`);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await consumersOf(fx.nats, sync.namespace)).toBe(consumers);
+      expect(run.bridge.metrics()).toMatch(/^tidemark_hub_followers 3$/m);
+      expect(run.bridge.metrics()).toMatch(new RegExp(`^tidemark_jetstream_consumers ${consumers}$`, "m"));
+    });
+  }
 });

@@ -57,8 +57,8 @@ describe("hub", () => {
     expect(r.events.map((e) => e.data)).toEqual([5, 6, 7, 8, 9]);
   });
 
-  it("hub - JetStream consumers grow with (topic, tenant) pairs, not subscribers, and retire with the last", async () => {
-    const sync = fx.sync();
+  it("hub - hubMode tenant: JetStream consumers grow with (topic, tenant) pairs, not subscribers, and retire with the last", async () => {
+    const sync = fx.sync({ hubs: { hubMode: "tenant" } });
     const topic = sync.topic<number>({ id: "feed" });
     await topic.publish({ data: 0, tenantId: "t0" });
     const ac = new AbortController();
@@ -199,7 +199,7 @@ describe("hub", () => {
     hubs.close();
   });
 
-  it("hub - a gap of the shared follower reaches every subscriber", async () => {
+  it("hub - hubMode tenant: a gap of the shared follower reaches every subscriber", async () => {
     const real = fx.sync().topic<number>({ id: "feed" });
     const gapError = new RetentionGapError("injected", { requestedSequence: 1, firstAvailableSequence: 5 });
     const topic = spyTopic(real, {
@@ -212,7 +212,7 @@ describe("hub", () => {
         },
       }),
     });
-    const hubs = new HubRegistry();
+    const hubs = new HubRegistry({ hubMode: "tenant" });
     const a = reader(hubs.get(topic, "a"));
     const b = reader(hubs.get(topic, "a"));
     await eventually(() => a.caughtUp + b.caughtUp === 2);
@@ -222,5 +222,33 @@ describe("hub", () => {
     expect(a.events.map((e) => e.data)).toEqual([1, 2]);
     expect(b.events.map((e) => e.data)).toEqual([1, 2]);
     expect(hubs.followerCount).toBe(0);
+  });
+
+  it("hub - hubMode topic: a gap of the topic's feed reaches the subscribers of every tenant, after what they had", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    // The whole-topic feed reads seqs 1 (b) and 2 (a), then jumps to 5: 3 and 4 were removed unseen.
+    const topic = spyTopic(real, {
+      follow: (o) => ({
+        async *[Symbol.asyncIterator]() {
+          for await (const e of real.follow(o)) {
+            yield e;
+            if (e.streamSequence === 2) throw new RetentionGapError("injected", { requestedSequence: 2, firstAvailableSequence: 5 });
+          }
+        },
+      }),
+    });
+    const hubs = new HubRegistry();
+    const a = reader(hubs.get(topic, "a"));
+    const b = reader(hubs.get(topic, "b"));
+    await eventually(() => a.caughtUp + b.caughtUp === 2);
+    await real.publish({ data: 1, tenantId: "b" });
+    await real.publish({ data: 2, tenantId: "a" });
+    await expect(a.done).rejects.toMatchObject({ constructor: RetentionGapError, firstAvailableSequence: 5, requestedSequence: 2 });
+    await expect(b.done).rejects.toMatchObject({ constructor: RetentionGapError, firstAvailableSequence: 5 });
+    expect(a.events.map((e) => e.data)).toEqual([2]);
+    expect(b.events.map((e) => e.data)).toEqual([1]);
+    expect(hubs.followerCount).toBe(0);
+    expect(hubs.feedCount).toBe(0);
+    hubs.close();
   });
 });

@@ -44,7 +44,7 @@ describe("hub watermarks", () => {
 });
 
 describe("hub watermark refresh", () => {
-  it("hub - an idle hub's watermark is refreshed every watermarkIntervalMs with one lookup, and not while the head stands still", async () => {
+  it("hub - hubMode tenant: an idle hub's watermark is refreshed every watermarkIntervalMs with one lookup, and not while the head stands still", async () => {
     const real = fx.sync().topic<number>({ id: "feed" });
     await real.publish({ data: 0, tenantId: "a" });
     let lookups = 0;
@@ -57,7 +57,7 @@ describe("hub watermark refresh", () => {
       })();
     };
     // The default interval: a topic far from retention (64 MiB) gives no reason to look sooner.
-    const slow = new HubRegistry({ windowPollMs: 50 });
+    const slow = new HubRegistry({ windowPollMs: 50, hubMode: "tenant" });
     const slowMarks: number[] = [];
     const slowDone = idle(slow, slowMarks);
     await eventually(() => slowMarks.length === 1);
@@ -66,7 +66,7 @@ describe("hub watermark refresh", () => {
     expect(slowMarks).toEqual([1]);
     expect(lookups).toBe(0);
 
-    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400 });
+    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400, hubMode: "tenant" });
     const marks: number[][] = [[], [], []];
     const subscribers = marks.map((m) => idle(hubs, m));
     await eventually(() => marks.every((m) => m.length >= 1));
@@ -86,7 +86,34 @@ describe("hub watermark refresh", () => {
     hubs.close();
   });
 
+  it("hub - hubMode topic: an idle hub's watermark moves to the topic feed's position with no lookup, every watermarkIntervalMs", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    await real.publish({ data: 0, tenantId: "a" });
+    let lookups = 0;
+    const topic = spyTopic(real, { latestCursor: (o) => (lookups++, real.latestCursor(o)) });
+    const ac = new AbortController();
+    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400 });
+    const marks: number[][] = [[], [], []];
+    const subscribers = marks.map(async (m) => {
+      const it = hubs.get(topic, "a").subscribe({ signal: ac.signal, progress: { onCaughtUp: (c) => m.push(topic.cursorSequence(c)) } });
+      for await (const _ of it) throw new Error("no event of a was published");
+    });
+    await eventually(() => marks.every((m) => m.length === 1));
+    for (let i = 1; i <= 3; i++) await real.publish({ data: i, tenantId: "b" });
+    await eventually(() => marks.every((m) => m.at(-1) === 4), 5_000, "the periodic watermark");
+    for (const m of marks) expect(m).toEqual([1, 4]);
+    await new Promise((r) => setTimeout(r, 1_000)); // more than two intervals with a head that stands still
+    for (const m of marks) expect(m).toEqual([1, 4]);
+    expect(lookups).toBe(0);
+    expect(topic.calls.follow).toBe(1); // one whole-topic feed, no tenant follow
+    ac.abort();
+    await Promise.all(subscribers);
+    hubs.close();
+  });
+
   it("hub - registry options are checked", () => {
+    expect(() => new HubRegistry({ maxCatchUps: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new HubRegistry({ hubMode: "both" as never })).toThrow(InvalidArgumentError);
     expect(() => new HubRegistry({ windowPollMs: 0 })).toThrow(InvalidArgumentError);
     expect(() => new HubRegistry({ watermarkIntervalMs: -1 })).toThrow(InvalidArgumentError);
   });

@@ -1,0 +1,163 @@
+/**
+ * Scale (issue 14): many online tenants on one bridge process, one connection per tenant. Per
+ * hub mode ("topic": one whole-topic consumer per topic; "tenant": one per online tenant) and
+ * size: JetStream consumers, nats-server RSS, bridge RSS per connection, time to connect and
+ * subscribe all, p99 publish-to-delivery at a low per-tenant rate, and a resume storm after a
+ * bridge restart (every client one event behind). The load generator and the bridge are child
+ * processes (bench/fanout/load.ts and server.ts), all on loopback.
+ *
+ *   pnpm bench scale   (SCALE_SIZES=10000 SCALE_MODES=topic,tenant SCALE_RATE=200 SCALE_SECONDS=5)
+ */
+import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { createSync } from "@tidemark/server";
+import { startBenchNats } from "./lib/nats.js";
+import { environment } from "./lib/table.js";
+import { start, type Proc } from "./fanout/procs.js";
+import { Histogram, NAMESPACE, TOPIC, now, tenantOf, type Payload } from "./fanout/shared.js";
+
+const SIZES = (process.env.SCALE_SIZES ?? "10000").split(",").map(Number);
+const MODES = (process.env.SCALE_MODES ?? "topic,tenant").split(",") as ("topic" | "tenant")[];
+const RATE = Number(process.env.SCALE_RATE ?? 200); // events/s over all tenants during the latency phase
+const SECONDS = Number(process.env.SCALE_SECONDS ?? 5);
+const title = "Your order #12345 has shipped and is on its way";
+
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+for (const pkg of ["shared", "server"]) {
+  execFileSync(process.execPath, [tsc, "-p", `packages/${pkg}/tsconfig.build.json`], { stdio: "inherit" });
+}
+
+await using nats = await startBenchNats({ monitoring: true });
+const sync = createSync({ namespace: NAMESPACE, nats: { servers: nats.url } });
+const topic = sync.topic<Payload>({ id: TOPIC, retention: { maxBytes: 256 * 1024 * 1024 } });
+await topic.head();
+
+async function monitor<T>(path: string): Promise<T> {
+  return (await (await fetch(new URL(path, nats.monitorUrl))).json()) as T;
+}
+async function consumers(): Promise<number> {
+  const jsz = await monitor<{ account_details?: { stream_detail?: { name: string; consumer_detail?: unknown[] }[] }[] }>(
+    "/jsz?accounts=true&streams=true&consumers=true",
+  );
+  let n = 0;
+  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name.includes(`_${NAMESPACE}_`)) n += s.consumer_detail?.length ?? 0;
+  return n;
+}
+const natsRss = async () => (await monitor<{ mem: number }>("/varz")).mem;
+const apiErrors = async () => (await monitor<{ api: { errors: number } }>("/jsz")).api.errors;
+
+/** Publishes `count` events to tenants spread over all `n` (a prime stride), `inFlight` at a time. */
+async function publishSpread(n: number, count: number, offset = 0): Promise<void> {
+  const inFlight = 256;
+  for (let i = 0; i < count; i += inFlight) {
+    const batch = Array.from({ length: Math.min(inFlight, count - i) }, (_, k) => {
+      const j = offset + i + k;
+      return topic.publish({ data: { t: now(), i: j, title }, tenantId: tenantOf(j * 7919, n) });
+    });
+    await Promise.all(batch);
+  }
+}
+
+interface Result {
+  mode: string;
+  n: number;
+  connectMs: number;
+  perConnRss: number;
+  consumers: number;
+  natsRss: number;
+  p50: number;
+  p99: number;
+  delivered: number;
+  expected: number;
+  storm: { ms: number; failed: number; delivered: number; apiErrors: number; peak: number; follow: number; replay: number };
+}
+
+async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Result> {
+  process.env.HUB_MODE = mode;
+  const server = start("./server.ts", ["bridge", nats.url], ["--expose-gc"], true);
+  const ready = await server.wait<{ port: number }>("ready");
+  const half = Math.floor(n / 2);
+  const timeout = 600_000;
+  const first = await load.ask<{ ms: number }>({ cmd: "connect", impl: "bridge", port: ready.port, n: half, tenants: n }, "connected", timeout);
+  await new Promise((r) => setTimeout(r, 500));
+  const memHalf = await server.ask<{ rss: number }>({ cmd: "memory" }, "memory");
+  const second = await load.ask<{ ms: number }>({ cmd: "connect", impl: "bridge", port: ready.port, n: n - half, tenants: n, offset: half }, "connected", timeout);
+  await new Promise((r) => setTimeout(r, 1_000));
+  const mem = await server.ask<{ rss: number }>({ cmd: "memory" }, "memory");
+  const inUse = await consumers();
+  const brokerRss = await natsRss();
+
+  // latency at a low per-tenant rate: RATE events/s over all tenants, one client each
+  const expected = RATE * SECONDS;
+  const lat = load.ask<{ delivered: number; hist: [number, number][] }>({ cmd: "expect", count: expected, timeoutMs: 60_000 }, "delivered", 90_000);
+  await load.wait("expecting");
+  const t0 = now();
+  for (let i = 0; i < expected; i++) {
+    const wait = t0 + (i * 1000) / RATE - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    void topic.publish({ data: { t: now(), i, title }, tenantId: tenantOf(i * 7919, n) });
+  }
+  const latency = await lat;
+  const h = Histogram.from(latency.hist);
+
+  // resume storm: the bridge restarts; meanwhile every tenant gets one event
+  await load.ask({ cmd: "disconnect", keep: true }, "disconnected");
+  await server.ask({ cmd: "stop" }, "stopped");
+  await publishSpread(n, n, expected);
+  const again = start("./server.ts", ["bridge", nats.url], ["--expose-gc"], true);
+  const b = await again.wait<{ port: number }>("ready");
+  const errorsBefore = await apiErrors();
+  let peak = 0;
+  const sampler = setInterval(() => void consumers().then((c) => (peak = Math.max(peak, c)), () => undefined), 100);
+  const resumed = await load.ask<{ ms: number; delivered: number; failed: number }>({ cmd: "resume", port: b.port }, "resumed", timeout);
+  clearInterval(sampler);
+  const errors = (await apiErrors()) - errorsBefore;
+  const counts = await again.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
+  await load.ask({ cmd: "disconnect" }, "disconnected");
+  await again.ask({ cmd: "stop" }, "stopped");
+  return {
+    mode,
+    n,
+    connectMs: first.ms + second.ms,
+    perConnRss: (mem.rss - memHalf.rss) / (n - half),
+    consumers: inUse,
+    natsRss: brokerRss,
+    p50: h.quantile(0.5),
+    p99: h.quantile(0.99),
+    delivered: latency.delivered,
+    expected,
+    storm: { ms: resumed.ms, failed: resumed.failed, delivered: resumed.delivered, apiErrors: errors, peak, ...counts },
+  };
+}
+
+const load = start("./load.ts", []);
+await load.wait("ready");
+const results: Result[] = [];
+for (const n of SIZES) {
+  for (const mode of MODES) {
+    const r = await run(load, mode, n);
+    results.push(r);
+    console.error(`  ${mode} x ${n}: ${r.consumers} consumers, connect ${(r.connectMs / 1000).toFixed(1)} s, p99 ${r.p99.toFixed(2)} ms, storm ${(r.storm.ms / 1000).toFixed(1)} s`);
+  }
+}
+await load.ask({ cmd: "close" }, "closed");
+await sync.close();
+
+const fmt = (v: number, digits = 0) => (Number.isNaN(v) ? "-" : v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+console.log(`\n### Scale: one connection per tenant on one bridge process (${environment()})\n`);
+console.log(`| measure | ${results.map((r) => `${r.mode} x ${r.n.toLocaleString("en-US")}`).join(" | ")} |`);
+console.log(`|:--|${results.map(() => "--:").join("|")}|`);
+const row = (name: string, f: (r: Result) => string) => console.log(`| ${name} | ${results.map(f).join(" | ")} |`);
+row("JetStream consumers (steady state)", (r) => fmt(r.consumers));
+row("nats-server RSS, MiB", (r) => fmt(r.natsRss / 1024 ** 2, 0));
+row("bridge RSS per connection, KB", (r) => fmt(r.perConnRss / 1024, 1));
+row("connect + subscribe all, s", (r) => fmt(r.connectMs / 1000, 1));
+row(`p50 publish-to-delivery at ${RATE} events/s over all tenants, ms`, (r) => fmt(r.p50, 2));
+row(`p99 publish-to-delivery, ms`, (r) => fmt(r.p99, 2));
+row("deliveries (got / expected)", (r) => `${r.delivered} / ${r.expected}`);
+row("resume storm: all caught up after, s", (r) => fmt(r.storm.ms / 1000, 1));
+row("resume storm: events delivered (1 per tenant expected)", (r) => fmt(r.storm.delivered));
+row("resume storm: subscriptions failed", (r) => fmt(r.storm.failed));
+row("resume storm: JetStream API errors", (r) => fmt(r.storm.apiErrors));
+row("resume storm: peak consumers", (r) => fmt(r.storm.peak));
+row("resume storm: follow / replay calls", (r) => `${r.storm.follow} / ${r.storm.replay}`);

@@ -1,0 +1,98 @@
+/** Hub mode "topic": tenants joining a running whole-topic feed at its seam, and the catch-up bound. */
+import { describe, it, expect } from "vitest";
+import type { TidemarkEvent } from "@tidemark/shared";
+import { HubRegistry, type SharedHub, type Topic } from "../../src/index.js";
+import { collect, useCoreFixture } from "../core/fixture.js";
+import { eventually, spyTopic } from "./fixture.js";
+
+const fx = useCoreFixture();
+
+function read<T>(hub: SharedHub<T>, options: { after?: string; signal: AbortSignal }) {
+  const events: TidemarkEvent<T>[] = [];
+  const state = { events, caughtUp: 0, error: undefined as unknown };
+  void (async () => {
+    try {
+      for await (const e of hub.subscribe({ ...options, progress: { onCaughtUp: () => state.caughtUp++ } })) events.push(e);
+    } catch (err) {
+      state.error = err;
+    }
+  })();
+  return state;
+}
+
+async function publishMany(topic: Topic<number>, tenantId: string, from: number, count: number) {
+  for (let i = from; i < from + count; i++) await topic.publish({ data: i, tenantId });
+}
+
+describe("hub topic feed", () => {
+  it("hub - hubMode topic: tenants resuming behind a running feed join it at the seam with no hole and no duplicate", async () => {
+    const topic = spyTopic(fx.sync().topic<number>({ id: "feed" }));
+    const hubs = new HubRegistry({ maxCatchUps: 2 });
+    const ac = new AbortController();
+    const keeper = read(hubs.get(topic, "k"), { signal: ac.signal }); // keeps the feed running
+    await eventually(() => keeper.caughtUp === 1);
+    const tenants = ["a", "b", "c", "d", "e"];
+    await Promise.all(tenants.map((t) => publishMany(topic, t, 0, 20)));
+    const cursors = await Promise.all(tenants.map(async (t) => (await collect(topic.replay({ tenantId: t })))[4]!.cursor));
+    // Resume while the tenants keep publishing: each catch-up crosses the feed's seam.
+    const readers = tenants.map((t, i) => read(hubs.get(topic, t), { after: cursors[i], signal: ac.signal }));
+    await Promise.all(tenants.map((t) => publishMany(topic, t, 20, 20)));
+    await eventually(() => readers.every((r) => r.events.length >= 35), 20_000, "every tenant's events");
+    await new Promise((r) => setTimeout(r, 200));
+    for (const [i, r] of readers.entries()) {
+      expect(r.error).toBeUndefined();
+      expect(r.events.map((e) => e.data)).toEqual(Array.from({ length: 35 }, (_, k) => k + 5));
+      expect(r.events.every((e) => e.tenantId === tenants[i])).toBe(true);
+    }
+    expect(topic.calls.follow).toBe(1); // one whole-topic feed for six tenants
+    expect(hubs.feedCount).toBe(1);
+    expect(hubs.followerCount).toBe(6);
+    ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode topic: at most maxCatchUps catch-up replays run at once", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    let running = 0;
+    let most = 0;
+    const topic = spyTopic(real, {
+      replay: (o) => ({
+        async *[Symbol.asyncIterator]() {
+          running++;
+          most = Math.max(most, running);
+          try {
+            await new Promise((r) => setTimeout(r, 50));
+            yield* real.replay(o);
+          } finally {
+            running--;
+          }
+        },
+      }),
+    });
+    const tenants = Array.from({ length: 8 }, (_, i) => `t${i}`);
+    await Promise.all(tenants.map((t) => publishMany(real, t, 0, 3)));
+    const hubs = new HubRegistry({ maxCatchUps: 2 });
+    const ac = new AbortController();
+    const readers = tenants.map((t) => read(hubs.get(topic, t), { after: real.cursorAt(0), signal: ac.signal }));
+    await eventually(() => readers.every((r) => r.events.length === 3), 20_000, "every tenant's backlog");
+    expect(readers.map((r) => r.events.map((e) => e.data))).toEqual(tenants.map(() => [0, 1, 2]));
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+    ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode per topic: a function picks the mode by topic id", async () => {
+    const sync = fx.sync();
+    const busy = spyTopic(sync.topic<number>({ id: "busy" }));
+    const quiet = spyTopic(sync.topic<number>({ id: "quiet" }));
+    const hubs = new HubRegistry({ hubMode: (id) => (id === "busy" ? "tenant" : "topic") });
+    const ac = new AbortController();
+    const readers = ["a", "b"].flatMap((t) => [read(hubs.get(busy, t), { signal: ac.signal }), read(hubs.get(quiet, t), { signal: ac.signal })]);
+    await eventually(() => readers.every((r) => r.caughtUp === 1));
+    await eventually(() => busy.calls.follow === 2 && quiet.calls.follow === 1);
+    expect(hubs.feedCount).toBe(1);
+    ac.abort();
+    hubs.close();
+  });
+});
