@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 const projects = [
   ...["shared", "client", "react", "server"].flatMap((p) => [`packages/${p}/tsconfig.json`, `packages/${p}/tsconfig.test.json`]),
+  "packages/testing/tsconfig.json",
   "tsconfig.json",
 ];
 
