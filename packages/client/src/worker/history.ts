@@ -35,6 +35,7 @@ export class History {
       .then((last) => {
         if (last && last.hint === this.hint && this.#current === undefined) this.#current = last.principal;
       })
+      // No IndexedDB (private mode, blocked upgrade): nobody is remembered, history stays in memory.
       .catch(() => undefined);
   }
 
@@ -52,6 +53,7 @@ export class History {
     if (principal === this.#current) return false;
     this.#current = principal;
     this.#generation++;
+    // Best effort: the saved principal only spares the next start a wait for the server's welcome.
     if (principal !== undefined) void this.#store.saveLast({ principal, hint: this.hint }).catch(() => undefined);
     return true;
   }
@@ -70,6 +72,7 @@ export class History {
     if (key !== "") {
       // A feed closed a moment ago may still have unwritten items: write them first.
       await this.#saver.flush();
+      // An unreadable record is a cold start for this feed: the server replays from the beginning.
       saved = await this.#store.load(key).catch(() => undefined);
     }
     if (generation !== this.#generation || principal !== this.#current) return undefined;
