@@ -34,7 +34,7 @@ const serverNodeFiles = [
   "packages/server/src/transport/node.ts",
   "packages/server/src/bridge/node.ts",
   "packages/server/src/bridge/node-ws.ts",
-  "packages/server/src/core/node-sync.ts",
+  "packages/server/src/node-sync.ts",
 ];
 
 export default tseslint.config(
