@@ -1,10 +1,44 @@
-// One lint setup for the workspace: typescript-eslint's recommended rules, no type-aware rules
-// (they would double the time of `pnpm test` for little gain on top of `tsc --strict`).
+// One lint setup for the workspace: typescript-eslint's recommended rules, two type-aware rules
+// (promises nobody awaits), and the import rules that keep the layers apart (docs/architecture.md).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+// Node-only modules: runtime-neutral code (shared, client, react, most of server) imports none.
+const nodeOnly = {
+  regex: "^(node:|ws$|@nats-io/transport-node|@hono/node-server)",
+  message: "Runtime-neutral code imports no Node module: put Node glue in a Node adapter file (see docs/architecture.md).",
+};
+const serverPackage = {
+  group: ["@tidemark/server", "@tidemark/server/*", "**/server/src/**", "**/server/test/**"],
+  message: "Browser and shared code never imports the server.",
+};
+const browserPackages = {
+  group: ["@tidemark/client", "@tidemark/client/*", "@tidemark/react", "**/client/src/**", "**/react/src/**"],
+  message: "Shared code imports nothing of the client.",
+};
+const coreUpward = {
+  group: ["../hub/*", "../bridge/*", "../process/*", "../index.js"],
+  message: "The topic core never imports the hub, bridge or process layers: they import it.",
+};
+const otherTests = {
+  group: ["../../*/test/**", "../../../*/test/**"],
+  message: "Tests import shared test helpers from @tidemark/testing, not from another package's test folder.",
+};
+const restrict = (...patterns) => ["error", { patterns }];
+
+// The server's Node adapter files: the embedded nats-server, the CLI, the Node transport and the
+// Node WebSocket glue of the bridge. Everything else under server/src runs on any runtime.
+const serverNodeFiles = [
+  "packages/server/src/embedded/**",
+  "packages/server/src/cli/**",
+  "packages/server/src/transport/node.ts",
+  "packages/server/src/bridge/node.ts",
+  "packages/server/src/bridge/node-ws.ts",
+  "packages/server/src/node-sync.ts",
+];
+
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/.tidemark/**", "**/test-results/**", "**/playwright-report/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/.tidemark/**", "**/test-results/**", "**/playwright-report/**", "e2e/packaging/app/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -26,6 +60,31 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Type-aware: each file is checked with the tsconfig of the runtime it runs in.
+    files: ["**/*.ts", "**/*.tsx"],
+    languageOptions: {
+      parserOptions: {
+        project: ["packages/*/tsconfig.json", "packages/*/tsconfig.test.json", "tsconfig.json"],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+    },
+  },
+  { files: ["packages/shared/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage, browserPackages) } },
+  { files: ["packages/client/src/**", "packages/react/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage) } },
+  { files: ["packages/server/src/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly) } },
+  { files: ["packages/server/src/core/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward) } },
+  {
+    files: ["packages/*/test/**", "packages/*/src/**/*.test.ts"],
+    // The client's conformance run still reuses the server's conformance model and system (a
+    // move of that suite into @tidemark/testing is left for later); nothing else may.
+    ignores: ["packages/client/test/conformance.test.ts", "packages/client/test/engine-reader.ts"],
+    rules: { "no-restricted-imports": restrict(otherTests) },
   },
   {
     files: ["**/*.js", "**/*.mjs"],

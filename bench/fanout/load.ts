@@ -124,7 +124,10 @@ async function connectAll(impl: Impl, port: number, n: number, tenants: number, 
   return now() - start;
 }
 
-process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => {
+// A command that throws ends this child with an unhandled rejection, which the parent reports.
+process.on("message", (msg: Record<string, unknown> & { cmd: string }) => void onMessage(msg));
+
+async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promise<void> {
   switch (msg.cmd) {
     case "connect": {
       const ms = await connectAll(
@@ -181,7 +184,7 @@ process.on("message", async (msg: Record<string, unknown> & { cmd: string }) => 
       setTimeout(() => process.exit(0), 50);
       return;
   }
-});
+}
 // The orchestrator is gone (crashed or killed): do not linger.
 process.on("disconnect", () => process.exit(0));
 send({ cmd: "ready" });

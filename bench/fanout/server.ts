@@ -119,7 +119,10 @@ if (impl === "bridge") {
   };
 }
 
-process.on("message", async (msg: { cmd: string }) => {
+// A command that throws ends this child with an unhandled rejection, which the parent reports.
+process.on("message", (msg: { cmd: string }) => void onMessage(msg));
+
+async function onMessage(msg: { cmd: string }): Promise<void> {
   if (msg.cmd === "memory") send({ cmd: "memory", ...memory() });
   else if (msg.cmd === "snapshot") {
     gc?.();
@@ -131,7 +134,7 @@ process.on("message", async (msg: { cmd: string }) => {
     send({ cmd: "stopped" });
     process.exit(0);
   }
-});
+}
 // The orchestrator is gone (crashed or killed): do not linger.
 process.on("disconnect", () => process.exit(0));
 send({ cmd: "ready", port, ...memory() });

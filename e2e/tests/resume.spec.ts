@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import { extname, join } from "node:path";
 import { demoDir } from "../lib/demo-server.js";
 import { expectConnections, expectShown, openTabs, test, expect } from "../lib/demo.js";
@@ -51,18 +51,21 @@ test("resume - a reload shows the saved history at once, before the socket is ba
 
 /** A bare static file server: the page loads, the WebSocket upgrade has nobody to answer it. */
 async function serveStatic(root: string, port: number): Promise<{ close(): Promise<void> }> {
-  const server = createServer(async (req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    const file = join(root, path === "/" || !extname(path) ? "index.html" : path);
-    try {
-      const body = await readFile(file);
-      const type = { ".js": "text/javascript", ".css": "text/css", ".html": "text/html" }[extname(file)] ?? "application/octet-stream";
-      res.writeHead(200, { "content-type": type }).end(body);
-    } catch {
-      res.writeHead(path.startsWith("/api/") ? 503 : 404).end();
-    }
-  });
+  const server = createServer((req, res) => void serveFile(root, req.url, res));
   server.on("upgrade", (_req, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Answers one request with a file under root (never rejects: a missing file is a 404). */
+async function serveFile(root: string, url: string | undefined, res: ServerResponse): Promise<void> {
+  const path = new URL(url ?? "/", "http://x").pathname;
+  const file = join(root, path === "/" || !extname(path) ? "index.html" : path);
+  try {
+    const body = await readFile(file);
+    const type = { ".js": "text/javascript", ".css": "text/css", ".html": "text/html" }[extname(file)] ?? "application/octet-stream";
+    res.writeHead(200, { "content-type": type }).end(body);
+  } catch {
+    res.writeHead(path.startsWith("/api/") ? 503 : 404).end();
+  }
 }

@@ -10,7 +10,7 @@ import { ProfileEngine } from "./worker/profile-engine.js";
 /** @internal */
 export class Engine implements EngineApi {
   /** Built by the first `attach`: the first tab decides the settings. */
-  private engine: ProfileEngine | undefined;
+  #engine: ProfileEngine | undefined;
 
   async attach(
     tab: { id: string; focused: boolean },
@@ -18,51 +18,51 @@ export class Engine implements EngineApi {
     listener: (message: TabMessage) => void,
     getToken?: () => string | Promise<string>,
   ): Promise<void> {
-    this.engine ??= new ProfileEngine(config);
-    this.engine.attach({ id: tab.id, focused: tab.focused, listener, getToken, hint: config.principal ?? null });
+    this.#engine ??= new ProfileEngine(config);
+    this.#engine.attach({ id: tab.id, focused: tab.focused, listener, getToken, hint: config.principal ?? null });
   }
 
   async open(tabId: string, request: OpenRequest): Promise<void> {
-    if (!this.engine) throw new Error(`unknown tab ${tabId}: attach first`);
-    await this.engine.open(tabId, request);
+    if (!this.#engine) throw new Error(`unknown tab ${tabId}: attach first`);
+    await this.#engine.open(tabId, request);
   }
 
   async close(tabId: string, subId: string): Promise<void> {
-    this.engine?.close(tabId, subId);
+    this.#engine?.close(tabId, subId);
   }
 
   /** False when the engine does not know the tab (it must attach again). */
   async heartbeat(tabId: string): Promise<boolean> {
-    return this.engine?.heartbeat(tabId) ?? false;
+    return this.#engine?.heartbeat(tabId) ?? false;
   }
 
   async focus(tabId: string, focused: boolean): Promise<void> {
-    this.engine?.focus(tabId, focused);
+    this.#engine?.focus(tabId, focused);
   }
 
   async network(_tabId: string, online: boolean): Promise<void> {
-    this.engine?.network(online);
+    this.#engine?.network(online);
   }
 
   async visible(_tabId: string): Promise<void> {
-    this.engine?.visible();
+    this.#engine?.visible();
   }
 
   async detach(tabId: string): Promise<void> {
-    this.engine?.detach(tabId);
+    this.#engine?.detach(tabId);
   }
 
   async stats(): Promise<EngineStats> {
-    return this.engine?.stats() ?? { tabs: 0, feeds: 0, status: "connecting", socketsOpened: 0, items: 0 };
+    return this.#engine?.stats() ?? { tabs: 0, feeds: 0, status: "connecting", socketsOpened: 0, items: 0 };
   }
 
   /** Stops the socket and every timer; pending history is written. The engine is not reused. */
   async shutdown(): Promise<void> {
-    await this.engine?.shutdown();
+    await this.#engine?.shutdown();
   }
 
   /** Writes pending history now (the leader tab calls this on pagehide). */
   flush(): Promise<void> {
-    return this.engine?.flush() ?? Promise.resolve();
+    return this.#engine?.flush() ?? Promise.resolve();
   }
 }

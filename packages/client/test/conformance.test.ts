@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createSync, type Sync } from "@tidemark/server";
-import { startTestNats, uniqueNamespace, type TestNats } from "../../server/test/harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import type { Position } from "../../server/test/conformance/model.js";
 import { WAIT_MS } from "../../server/test/conformance/paths.js";
 import { sleep } from "../../server/test/conformance/pump.js";

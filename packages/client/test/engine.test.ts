@@ -5,7 +5,7 @@
 import { WebSocket as NodeWebSocket } from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createNodeBridge, createSync, expose, serveBridge, type Bridge, type BridgeServer, type Sync, type Topic } from "@tidemark/server";
-import { startTestNats, uniqueNamespace, type TestNats } from "../../server/test/harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { Engine } from "../src/engine.js";
 import { TabView } from "../src/feed-log.js";
 import type { EngineConfig, FeedItem, TabMessage } from "../src/types.js";

@@ -177,6 +177,8 @@ class TabClient implements Client, FeedOwner {
         if (typeof navigator !== "undefined" && navigator.onLine === false) await engine.network(this.tabId, false);
         await Promise.all([...this.feeds.values()].map((f) => engine.open(this.tabId, { ...f.request })));
       })
+      // A failed attach (the worker died or refused the config) must not reject every later call
+      // chained on `attaching`; the worker reports its state to the tab through the listener.
       .catch(() => undefined);
     return this.attaching;
   }
@@ -211,6 +213,8 @@ class TabClient implements Client, FeedOwner {
       target.addEventListener(type, fn);
       this.cleanups.push(() => target.removeEventListener(type, fn));
     };
+    // Hints to the worker, fire-and-forget: a call that fails means the worker is gone, and the
+    // next attach sends the tab's state again.
     on(window, "online", () => void this.engine?.network(this.tabId, true).catch(() => undefined));
     on(window, "offline", () => void this.engine?.network(this.tabId, false).catch(() => undefined));
     on(window, "focus", () => void this.engine?.focus(this.tabId, true).catch(() => undefined));
@@ -274,6 +278,7 @@ class TabClient implements Client, FeedOwner {
     const engine = this.engine;
     if (!engine) return;
     const request = { ...feed.request };
+    // Fire-and-forget like the hints above: a lost worker reopens every feed on the next attach.
     void (this.attaching ?? Promise.resolve()).then(() => engine.open(this.tabId, request)).catch(() => undefined);
   }
 

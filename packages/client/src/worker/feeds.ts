@@ -41,11 +41,11 @@ export class Feeds {
   readonly byKey = new Map<string, Feed>();
   readonly wire = new WireTable();
   /** The server named the principal on the current socket: subscriptions may go out. */
-  private confirmed = false;
+  #confirmed = false;
   /** Live once: a later connection is a resume. */
-  private wasLive = false;
+  #wasLive = false;
   /** Subscriptions to ask again later (the server was busy); cleared on stop. */
-  private readonly retries = new Set<ReturnType<typeof setTimeout>>();
+  readonly #retries = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(parts: FeedsParts) {
     ({ config: this.config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery } = parts);
@@ -58,7 +58,7 @@ export class Feeds {
       if (socket.state.kind !== "open" || socket.state.connectionId !== frame.connectionId) return;
       // An older server names no principal: one history for the profile, as before.
       this.adopt(frame.principal ?? "");
-      this.confirmed = true;
+      this.#confirmed = true;
       for (const feed of this.byKey.values()) this.subscribe(feed);
       delivery.broadcastStatus();
     });
@@ -68,12 +68,12 @@ export class Feeds {
   adopt(principal: string | undefined): void {
     if (!this.history.adopt(principal)) return;
     for (const feed of this.byKey.values()) {
-      this.unwire(feed);
+      this.#unwire(feed);
       feed.refused = undefined;
       feed.accepted = false;
       feed.caughtUp = false;
       this.delivery.clear(feed);
-      this.load(feed);
+      this.#load(feed);
     }
     this.delivery.broadcastStatus();
   }
@@ -98,7 +98,7 @@ export class Feeds {
     // Registered before loading starts: the loader only completes a feed that is still the
     // registered one.
     this.byKey.set(key, feed);
-    this.load(feed);
+    this.#load(feed);
     return feed;
   }
 
@@ -107,7 +107,7 @@ export class Feeds {
   }
 
   /** Reads the feed's saved history for the current principal, then shows and subscribes it. */
-  private load(feed: Feed): void {
+  #load(feed: Feed): void {
     feed.log = undefined;
     feed.loaded = this.history.read(feed, this.limit(feed)).then((log) => {
       if (!log || this.byKey.get(feed.key) !== feed) return;
@@ -129,18 +129,18 @@ export class Feeds {
     feed.members.delete(member);
     if (feed.members.size > 0) return;
     this.byKey.delete(feed.key);
-    this.unwire(feed);
+    this.#unwire(feed);
   }
 
   /** Ends the feed's subscription on the socket, if it has one. */
-  private unwire(feed: Feed): void {
+  #unwire(feed: Feed): void {
     const id = this.wire.remove(feed);
     if (id !== undefined) this.socket.send({ type: "unsubscribe", id });
   }
 
   subscribe(feed: Feed): void {
     const { socket } = this;
-    if (!feed.log || feed.refused || !this.confirmed || socket.state.kind !== "open" || this.wire.has(feed)) return;
+    if (!feed.log || feed.refused || !this.#confirmed || socket.state.kind !== "open" || this.wire.has(feed)) return;
     const id = this.wire.add(feed);
     const { mode, topic, tenantId } = feed.request;
     const cursor = mode === "hub" ? feed.log.cursor : undefined;
@@ -157,7 +157,7 @@ export class Feeds {
 
   reachedEdge(feed: Feed): void {
     feed.caughtUp = true;
-    if (!this.wasLive && this.allCaughtUp()) this.wasLive = true;
+    if (!this.#wasLive && this.#allCaughtUp()) this.#wasLive = true;
     this.delivery.caughtUp(feed);
     this.delivery.broadcastStatus();
   }
@@ -173,11 +173,11 @@ export class Feeds {
         return;
       case ErrorCode.BrokerUnavailable:
       case ErrorCode.Internal:
-        this.retry(feed, 2_000 + Math.random() * 3_000);
+        this.#retry(feed, 2_000 + Math.random() * 3_000);
         return;
       case ErrorCode.LimitExceeded:
         if (retryAfterMs !== undefined) {
-          this.retry(feed, retryAfterMs);
+          this.#retry(feed, retryAfterMs);
           return;
         }
         break;
@@ -195,22 +195,22 @@ export class Feeds {
   }
 
   /** Not a refusal of access: what is saved may be shown meanwhile, and the server asked again. */
-  private retry(feed: Feed, ms: number): void {
+  #retry(feed: Feed, ms: number): void {
     feed.accepted = true;
     this.delivery.release(feed);
     const timer = setTimeout(() => {
-      this.retries.delete(timer);
+      this.#retries.delete(timer);
       if (this.byKey.get(feed.key) === feed) this.subscribe(feed);
     }, ms);
-    this.retries.add(timer);
+    this.#retries.add(timer);
   }
 
   /** A tab's status; without a tab, the whole engine's. */
   status(tab: Tab | undefined): Status {
-    return tabStatus(this.socket.state, this.wasLive, this.allCaughtUp(tab));
+    return tabStatus(this.socket.state, this.#wasLive, this.#allCaughtUp(tab));
   }
 
-  private allCaughtUp(tab?: Tab): boolean {
+  #allCaughtUp(tab?: Tab): boolean {
     const feeds = tab ? [...tab.subs.values()].map((m) => m.feed) : [...this.byKey.values()];
     return feeds.every((f) => f.caughtUp || f.refused !== undefined);
   }
@@ -218,7 +218,7 @@ export class Feeds {
   /** The socket's state changed: off the open state, nothing of the socket holds any more. */
   socketChanged(open: boolean): void {
     if (!open) {
-      this.confirmed = false;
+      this.#confirmed = false;
       this.forgetWire();
       for (const feed of this.byKey.values()) feed.caughtUp = false;
     }
@@ -229,7 +229,7 @@ export class Feeds {
 
   /** Cancels planned retries (shutdown). */
   stop(): void {
-    for (const timer of this.retries) clearTimeout(timer);
-    this.retries.clear();
+    for (const timer of this.#retries) clearTimeout(timer);
+    this.#retries.clear();
   }
 }

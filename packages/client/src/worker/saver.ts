@@ -31,6 +31,7 @@ export class Saver {
     const records = [...this.dirty].map((log) => log.save());
     this.dirty.clear();
     if (records.length > 0) {
+      // History is a cache of what the server retains: a failed write costs a replay, not data.
       this.chain = this.chain.then(() => Promise.all(records.map((r) => this.store.save(r).catch(() => undefined)))).then(() => undefined);
     }
     return this.chain;

@@ -55,6 +55,7 @@ export class TokenSource {
 
   /** Gets a fresh token and hands it to the server. */
   async refresh(): Promise<void> {
+    // A provider that fails keeps the current token; when it expires the server asks again.
     const token = await this.get(true).catch(() => undefined);
     if (token !== undefined) this.refreshed(token);
   }

@@ -14,60 +14,60 @@ interface Row {
 
 /** @internal */
 export class WireTable {
-  private readonly rows = new Map<string, Row>();
+  readonly #rows = new Map<string, Row>();
   /** Never reset: an id is never reused, so a late answer to an old one finds nothing. */
-  private next = 0;
+  #next = 0;
 
   /** A new subscription of `feed`: its wire id. The feed's previous row, if any, is dropped. */
   add(feed: Feed): string {
     this.remove(feed);
-    const id = `s${++this.next}`;
-    this.rows.set(id, { feed });
+    const id = `s${++this.#next}`;
+    this.#rows.set(id, { feed });
     return id;
   }
 
   /** The feed has a subscription on the socket (asked or accepted). */
   has(feed: Feed): boolean {
-    return this.idOf(feed) !== undefined;
+    return this.#idOf(feed) !== undefined;
   }
 
   feed(id: string): Feed | undefined {
-    return this.rows.get(id)?.feed;
+    return this.#rows.get(id)?.feed;
   }
 
   /** The server accepted `id` on `hub`: that hub's events go to its feed. */
   accept(id: string, hub: string): Feed | undefined {
-    const row = this.rows.get(id);
+    const row = this.#rows.get(id);
     if (row) row.hub = hub;
     return row?.feed;
   }
 
   /** The feeds that receive `hub`'s events. */
   onHub(hub: string): Feed[] {
-    return [...this.rows.values()].filter((row) => row.hub === hub).map((row) => row.feed);
+    return [...this.#rows.values()].filter((row) => row.hub === hub).map((row) => row.feed);
   }
 
   /** Forgets the feed's subscription; returns its wire id (to unsubscribe), if it had one. */
   remove(feed: Feed): string | undefined {
-    const id = this.idOf(feed);
-    if (id !== undefined) this.rows.delete(id);
+    const id = this.#idOf(feed);
+    if (id !== undefined) this.#rows.delete(id);
     return id;
   }
 
   /** Forgets subscription `id` (the server ended it); returns its feed. */
   removeId(id: string): Feed | undefined {
     const feed = this.feed(id);
-    this.rows.delete(id);
+    this.#rows.delete(id);
     return feed;
   }
 
   /** The socket is gone, and every subscription with it. */
   clear(): void {
-    this.rows.clear();
+    this.#rows.clear();
   }
 
-  private idOf(feed: Feed): string | undefined {
-    for (const [id, row] of this.rows) if (row.feed === feed) return id;
+  #idOf(feed: Feed): string | undefined {
+    for (const [id, row] of this.#rows) if (row.feed === feed) return id;
     return undefined;
   }
 }

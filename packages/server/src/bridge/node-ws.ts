@@ -137,8 +137,11 @@ function onWsMessage(this: Tagged, data: Buffer | ArrayBuffer | Buffer[], isBina
 
 function onWsClose(this: Tagged, code: number, reason: Buffer): void {
   const { events, ctx } = this[STATE];
-  events.onClose?.(Object.assign(new Event("close"), { code, reason: reason.toString(), wasClean: true }) as CloseEvent, ctx);
+  events.onClose?.(Object.assign(new Event("close"), { code, reason: reason.toString(), wasClean: true }) as CloseOf<WSEvents>, ctx);
 }
+
+/** The close event hono's handlers take (server code has no DOM `CloseEvent`). */
+type CloseOf<E extends WSEvents> = Parameters<NonNullable<E["onClose"]>>[0];
 
 function onWsError(this: Tagged): void {
   const { events, ctx } = this[STATE];

@@ -11,7 +11,7 @@
  */
 import { CursorMismatchError, decodeCursor, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
-import { BatchPump } from "./batches.js";
+import { BatchPump } from "./batch-pump.js";
 import { openConsumer } from "./consumer-lease.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import type { TopicRuntime } from "./runtime.js";

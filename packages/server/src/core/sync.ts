@@ -16,7 +16,7 @@ import { deadLetterStreamPrefix, eventStreamPrefix } from "./broker-names.js";
 import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
-import type { HubRegistryOptions } from "../hub/registry.js";
+import type { HubRegistryOptions } from "./hub-options.js";
 
 export interface SyncOptions {
   /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */

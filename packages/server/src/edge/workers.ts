@@ -14,7 +14,7 @@
  * });
  * export default { fetch: (request: Request, env: Env) => routeToBridge(request, env.TIDEMARK_BRIDGE) };
  */
-import { WSContext, defineWebSocketHelper } from "hono/ws";
+import { WSContext, defineWebSocketHelper, type WSEvents } from "hono/ws";
 import { createBridge, type Bridge } from "../bridge/bridge.js";
 import type { BridgeOptions } from "../bridge/options.js";
 
@@ -65,7 +65,7 @@ export const upgradeWebSocket = defineWebSocketHelper(async (c, events) => {
     } catch {
       // already closed
     }
-    events.onClose?.(event as CloseEvent, ctx);
+    events.onClose?.(event as Parameters<NonNullable<WSEvents["onClose"]>>[0], ctx);
   });
   server.addEventListener("error", (event) => events.onError?.(event, ctx));
   server.accept();

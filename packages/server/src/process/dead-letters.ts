@@ -7,7 +7,7 @@
 import type { StoredMsg } from "@nats-io/jetstream";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { DeadLetter, DeadLetters } from "../core/types.js";
-import { decodeDeadLetterRecord, encodeDeadLetter, toDeadLetter } from "./dead-letter.js";
+import { decodeDeadLetterRecord, encodeDeadLetter, toDeadLetter } from "./dead-letter-record.js";
 import { assertConsumerName } from "./options.js";
 import { redriveSubject } from "../core/broker-names.js";
 

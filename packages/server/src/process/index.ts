@@ -8,4 +8,4 @@ export { workers } from "./feature.js";
 export { startWorker } from "./start.js";
 export { deadLettersFor } from "./dead-letters.js";
 export { PROCESS_DEFAULTS, retryDelay } from "./options.js";
-export { describeError } from "./dead-letter.js";
+export { describeError } from "./dead-letter-record.js";

@@ -5,7 +5,7 @@
  */
 import type { JsMsg } from "@nats-io/jetstream";
 import type { TidemarkEvent } from "@tidemark/shared";
-import { encodeDeadLetter, type DeadLetterRecord } from "./dead-letter.js";
+import { encodeDeadLetter, type DeadLetterRecord } from "./dead-letter-record.js";
 import { retryDelay } from "./options.js";
 import type { WorkerContext } from "./worker.js";
 import { instruments } from "../observe/meter.js";

@@ -8,7 +8,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { eventIdFor, type TidemarkEvent } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, Worker } from "../core/types.js";
-import { decodeDeadLetterRecord, describeError } from "./dead-letter.js";
+import { decodeDeadLetterRecord, describeError } from "./dead-letter-record.js";
 import { retryDelay, type ResolvedProcessOptions } from "./options.js";
 import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKind } from "./verdicts.js";
 import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";

@@ -11,7 +11,7 @@ import {
   type SyncOptions,
   type LogRecord,
 } from "../../src/index.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { TestClient } from "./client.js";
 
 /** Principals of the suites: a user id, its tenants, and an optional expiry. */

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSync } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { TestClient } from "./client.js";
 
 const bin = fileURLToPath(new URL("../../bin/tidemark.mjs", import.meta.url));

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { connect as tcp } from "node:net";
 import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("bridge - slow clients", () => {
   it("bridge - a socket that never finishes its upgrade request is dropped after headersTimeoutMs", async () => {

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { createSync, syncOptionsFromEnv } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("broker from the environment", () => {
   it("broker - TIDEMARK_NATS_URL with a comma-separated list connects through the server that is up", async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BrokerUnavailableError, createSync, ErrorCode, type Sync } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 /** Polls `ok` until it is true; throws naming `what` after `timeoutMs`. */
 async function until(what: string, ok: () => boolean, timeoutMs = 20_000): Promise<void> {

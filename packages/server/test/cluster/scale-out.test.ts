@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync } from "../../src/index.js";
-import { startBridgeProcess, startTestCluster, writeBridgeConfig, type BridgeProcess } from "../harness/cluster.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { startBridgeProcess, startTestCluster, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
+import { uniqueNamespace } from "@tidemark/testing";
 import { TestClient } from "../bridge/client.js";
 import { Publisher, faultConfigSource, faultTopicOptions } from "../fault/fixture.js";
 

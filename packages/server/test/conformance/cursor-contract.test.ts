@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createSync, type Sync } from "../../src/index.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { commandArbitraries, READERS } from "./commands.js";
 import { checkModel, modelSettings } from "./run.js";
 import { HUB_OPTIONS, System } from "./system.js";

@@ -7,7 +7,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createSync } from "../../src/index.js";
 import { brokerNames } from "../../src/core/broker-names.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("broker names", () => {
   it("broker names - the streams, subjects and durables listed are the ones on the broker", async () => {

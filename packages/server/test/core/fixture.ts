@@ -4,7 +4,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { createSync, type Sync, type SyncOptions } from "../../src/index.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 
 export interface CoreFixture {
   nats: TestNats;

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { InvalidArgumentError } from "../../src/index.js";
-import { monitor } from "../harness/nats.js";
+import { monitor } from "@tidemark/testing";
 import { failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

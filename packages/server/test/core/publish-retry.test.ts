@@ -4,8 +4,8 @@
  */
 import { describe, it, expect } from "vitest";
 import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.js";
-import { freeze, thaw } from "../harness/freeze.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { freeze, thaw } from "@tidemark/testing";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { collect } from "./fixture.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { createSync } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("core smoke", () => {
   it("core - publish, replay, follow, head", async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ClosedError, ErrorCode, InvalidArgumentError } from "../../src/index.js";
 import { createSync } from "../../src/index.js";
 import { createSync as createEdgeSync } from "../../src/edge/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("typed errors", () => {
   it("typed errors - a closed Sync rejects with ClosedError", async () => {

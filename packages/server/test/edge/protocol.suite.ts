@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSync, type Sync, type Topic } from "../../src/index.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { TestClient } from "../bridge/client.js";
 import { TOPIC } from "./app/options.js";
 import type { Runtime, RunningBridge } from "./runtimes.js";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect as tcpConnect } from "@nats-io/transport-node";
 import type { ConnectionOptions } from "@nats-io/nats-core";
 import { configureSync, createSync, getDefaultSync } from "../../src/edge/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("edge seam", () => {
   it("edge seam - an edge Sync opens its connection through the injected connect and works through it", async () => {

@@ -1,6 +1,6 @@
 /** The shared bridge protocol suite on Cloudflare workerd (wsconnect, a Durable Object), and the object's idle shutdown. */
 import { describe, expect, it } from "vitest";
-import { startTestNats, monitor, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, monitor, uniqueNamespace } from "@tidemark/testing";
 import { TestClient } from "../bridge/client.js";
 import { protocolSuite } from "./protocol.suite.js";
 import { workerdRuntime } from "./runtimes.js";

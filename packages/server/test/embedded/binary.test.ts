@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, ErrorCode, findNatsServer, NatsServerNotFoundError } from "../../src/index.js";
 import { toolsSearchDirs } from "../../src/embedded/binary.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 
 describe("embedded nats-server binary", () => {
   it("embedded - TIDEMARK_NATS_SERVER pointing nowhere with an empty PATH fails naming the install command", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { createSync, startEmbeddedNats } from "../../src/index.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 import { firstLine, spawnFixture } from "./fixtures/run.js";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "tidemark-creds-"));

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, findNatsServer, InvalidArgumentError, natsServerVersion, startEmbeddedNats } from "../../src/index.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "tidemark-durability-"));
 const SYSTEM_29 = "/usr/sbin/nats-server"; // bookworm's 2.9.10, the supported floor

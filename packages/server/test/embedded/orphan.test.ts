@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync } from "../../src/index.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 import { alive, exited, firstLine, gone, spawnFixture } from "./fixtures/run.js";
 
 const EVENTS = 3;

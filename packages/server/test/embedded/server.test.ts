@@ -4,7 +4,7 @@ import { connect as tcpConnect } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, EmbeddedNatsError, startEmbeddedNats } from "../../src/index.js";
-import { monitor, uniqueNamespace } from "../harness/nats.js";
+import { monitor, uniqueNamespace } from "@tidemark/testing";
 import { alive, firstLine, spawnFixture } from "./fixtures/run.js";
 
 /** Resolves with `p`'s outcome, or "pending" when it has not settled within `ms`. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createSync, findNatsServer, startEmbeddedNats } from "../../src/index.js";
 import { renderNatsConfig } from "../../src/embedded/config.js";
 import { stopStaleServer } from "../../src/embedded/stale.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 import { alive, gone } from "./fixtures/run.js";
 
 const MiB = 1024 ** 2;

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ErrorCode, createNodeBridge, createSync, serveBridge } from "../../src/index.js";
-import { until } from "../harness/cluster.js";
+import { until } from "@tidemark/testing";
 import { alive } from "../../src/embedded/stale.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { uniqueNamespace } from "@tidemark/testing";
 import { Publisher, faultTopicOptions, startSubscribers } from "./fixture.js";
 import { tally } from "./subscriber.js";
 

@@ -4,8 +4,8 @@
  * the counting of what each subscriber should have received.
  */
 import { createSync, type Sync, type Topic } from "../../src/index.js";
-import { startBridgeProcess, writeBridgeConfig, type BridgeProcess, type TestCluster } from "../harness/cluster.js";
-import { uniqueNamespace } from "../harness/nats.js";
+import { startBridgeProcess, writeBridgeConfig, type BridgeProcess, type TestCluster } from "@tidemark/testing";
+import { uniqueNamespace } from "@tidemark/testing";
 import { ResumingSubscriber } from "./subscriber.js";
 
 const MiB = 1024 ** 2;

@@ -2,7 +2,7 @@ import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startTestCluster, until, type TestCluster } from "../harness/cluster.js";
+import { startTestCluster, until, type TestCluster } from "@tidemark/testing";
 import { startClusterScene } from "./fixture.js";
 import { tally } from "./subscriber.js";
 

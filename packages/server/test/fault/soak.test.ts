@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync } from "../../src/index.js";
-import { startBridgeProcess, until, writeBridgeConfig, type BridgeProcess } from "../harness/cluster.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startBridgeProcess, until, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { Publisher, faultConfigSource, faultTopicOptions, startSubscribers } from "./fixture.js";
 import { ResumingSubscriber, tally } from "./subscriber.js";
 

@@ -7,7 +7,7 @@
 import { describe, it, expect } from "vitest";
 import { connect as tcp, type Socket } from "node:net";
 import { TestClient } from "../bridge/client.js";
-import { until } from "../harness/cluster.js";
+import { until } from "@tidemark/testing";
 import { ownTenants, useBridgeFixture } from "../bridge/fixture.js";
 
 const fx = useBridgeFixture();

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { connect as tcpConnect, type Socket } from "node:net";
 import WebSocket from "ws";
 import { TestClient } from "../bridge/client.js";
-import { until } from "../harness/cluster.js";
+import { until } from "@tidemark/testing";
 import { ownTenants, useBridgeFixture } from "../bridge/fixture.js";
 
 const fx = useBridgeFixture();

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { connect as tcp, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 const SOCKETS = Number(process.env.SOCKETS ?? 300);
 

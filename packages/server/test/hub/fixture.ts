@@ -1,6 +1,6 @@
 /** Helpers of the hub and bridge suites: consumers as the broker reports them, and a topic spy. */
 import type { Topic } from "../../src/index.js";
-import { monitor, type TestNats } from "../harness/nats.js";
+import { monitor, type TestNats } from "@tidemark/testing";
 
 interface Jsz {
   account_details?: { stream_detail?: { name: string; consumer_detail?: { name: string }[] }[] }[];

@@ -5,7 +5,7 @@ import type { Sync, Topic, TopicOptions } from "../../src/index.js";
 import "../../src/process/index.js";
 import { runtimeOf } from "../../src/core/topic.js";
 import { durableName } from "../../src/core/broker-names.js";
-import { uniqueNamespace, type TestNats } from "../harness/nats.js";
+import { uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { useCoreFixture } from "../core/fixture.js";
 
 export interface ProcessFixture {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createSync } from "../../src/index.js";
 import "../../src/process/index.js";
-import { startTestNats } from "../harness/nats.js";
+import { startTestNats } from "@tidemark/testing";
 import { collect, sleep, until } from "./fixture.js";
 
 /** Publishes, retrying while JetStream is still recovering its streams after a restart. */

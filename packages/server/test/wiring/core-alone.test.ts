@@ -12,7 +12,7 @@ import { nodeTransport } from "../../src/transport/node.js";
 import "../../src/hub/index.js";
 import "../../src/process/index.js";
 import "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("core alone", () => {
   it("core alone - a Sync of the core publishes and reads, and its topics have no hub(), process() or deadLetters() type", async () => {

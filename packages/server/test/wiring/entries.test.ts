@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect as tcpConnect } from "@nats-io/transport-node";
 import * as edge from "../../src/edge/index.js";
 import * as node from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "../harness/nats.js";
+import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("wiring", () => {
   it("wiring - the edge entry keeps its own process default when the Node entry is loaded too", async () => {

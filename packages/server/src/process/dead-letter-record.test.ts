@@ -8,7 +8,7 @@ import {
   MAX_ERROR_NAME_BYTES,
   toDeadLetter,
   type DeadLetterRecord,
-} from "./dead-letter.js";
+} from "./dead-letter-record.js";
 
 describe("dead-letter records", () => {
   it("dead-letter - describes Errors, error-like objects and any thrown value", () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { startEmbeddedNats, type EmbeddedNats } from "../../src/embedded/server.js";
+import { startEmbeddedNats, type EmbeddedNats } from "@tidemark/server";
 
 /** Ports the kernel hands out now (closed again, so there is a small race; good enough on loopback). */
 export async function freePorts(n: number): Promise<number[]> {
@@ -168,8 +168,9 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
   return cluster;
 }
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const cliMain = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+// The CLI's source, run by path in a child process (not imported).
+const cliMain = fileURLToPath(new URL("../../server/src/cli/main.ts", import.meta.url));
 
 /** A `tidemark serve` child process (node running the CLI source directly: its pid is the bridge's). */
 export interface BridgeProcess {

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "../../src/embedded/server.js";
+import { startEmbeddedNats, type EmbeddedNats, type EmbeddedNatsOptions } from "@tidemark/server";
 
 export interface TestNats extends EmbeddedNats {
   /** Stops the server and removes its directory. */

@@ -1,0 +1,48 @@
+/**
+ * The settings of a Sync's hubs. Declared here, in the core, because `createSync({ hubs })` takes
+ * them; the hub layer (hub/registry.ts) implements them. The core never imports the hub layer.
+ */
+import type { TidemarkEvent } from "@tidemark/shared";
+
+/**
+ * How a topic's hubs read the broker. "topic": one whole-topic consumer per topic per process,
+ * shared by every tenant (consumers grow with topics, not tenants; each process receives the
+ * whole topic). "tenant": one tenant-filtered consumer per (topic, tenant) with subscribers
+ * (each process receives only its tenants' events). See docs/deployment.md for where it turns.
+ */
+export type HubMode = "topic" | "tenant";
+
+/** Settings of every hub of a registry. */
+export interface HubRegistryOptions {
+  /** Recent events each hub keeps in memory for subscribers that resume a little behind. @default 512 */
+  ringEvents?: number;
+  /** Byte bound of that window (estimated by `sizeOf`). @default 1 MiB */
+  ringBytes?: number;
+  /**
+   * A fresh hub starts its follower at its first subscriber's cursor when that cursor is at most
+   * this many stream sequences behind the head (otherwise at the head). @default 20000
+   */
+  maxBackfillSequences?: number;
+  /**
+   * Longest time an idle hub goes without a fresh watermark while the topic moves on (other
+   * tenants publish): its subscribers then get a newer `onCaughtUp` / `caught_up`. @default 60000
+   */
+  watermarkIntervalMs?: number;
+  /**
+   * How often the registry reads each topic's retained window (one stream-info request per topic
+   * with running hubs, shared by all of them): a hub whose watermark the window's front is
+   * approaching gets a fresh one at once, and a topic destroyed and re-created elsewhere is
+   * noticed. @default 2000
+   */
+  windowPollMs?: number;
+  /** Estimated size of an event in the window. @default JSON length of `data` + 200 */
+  sizeOf?: (event: TidemarkEvent) => number;
+  /** Hub mode of every topic, or a choice per topic id. @default "topic" */
+  hubMode?: HubMode | ((topicId: string) => HubMode);
+  /**
+   * Follower catch-up replays (short-lived tenant-filtered consumers, one per resuming tenant)
+   * running at once in mode "topic": a resume storm after a restart queues behind this many.
+   * @default 64
+   */
+  maxCatchUps?: number;
+}

@@ -1,0 +1,16 @@
+/**
+ * @tidemark/testing: private test helpers every package's tests share (like nats.js's `nst`): a
+ * throwaway nats-server per suite, a three-node cluster, and `tidemark serve` child processes.
+ */
+export { monitor, startTestNats, uniqueNamespace, type TestNats } from "./nats.js";
+export {
+  freePorts,
+  startBridgeProcess,
+  startTestCluster,
+  until,
+  writeBridgeConfig,
+  type BridgeProcess,
+  type ClusterNode,
+  type TestCluster,
+} from "./cluster.js";
+export { freeze, thaw } from "./freeze.js";
