@@ -22,8 +22,10 @@ const USAGE = `Usage: tidemark serve [options]
   -h, --help      this text
 `;
 
-// Until the config module is read (and its logLevel known), the CLI logs at info.
-let logger: Pino = pino();
+// Levels as names ("level":"error"), as the CLI logged before pino. Until the config module is
+// read (and its logLevel known), the CLI logs at info.
+const cliLogger = (level: string): Pino => pino({ level, formatters: { level: (label) => ({ level: label }) } });
+let logger = cliLogger("info");
 const log = (level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown> = {}) =>
   logger.child({ component: "tidemark-cli" })[level](fields, msg);
 
@@ -57,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
   const sync: Sync = createSync(syncOptions);
   await sync.ready();
   const { config, topics } = await resolveConfig(mod, sync);
-  logger = pino({ level: config.logLevel ?? "info" });
+  logger = cliLogger(config.logLevel ?? "info");
   if (!values.config) {
     log("warn", "DEV MODE: no --config given. Topic demo.notifications is open to ANY token and any origin; POST /dev/publish publishes to it. Do not expose this server.");
   }
