@@ -56,7 +56,7 @@ export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub } from "./hub/registry.js";
 export { hubRegistryOf } from "./hub/feature.js";
 export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
-export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, jsonLogger } from "./bridge/index.js";
+export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS } from "./bridge/index.js";
 export type {
   Bridge,
   BridgeOptions,
@@ -67,6 +67,7 @@ export type {
   BridgeServer,
   Logger,
   LogRecord,
+  LogFunction,
   LogLevel,
 } from "./bridge/index.js";
 export { defineConfig } from "./cli/config.js";

@@ -2,7 +2,7 @@
  * @internal `BridgeContext`: what the connections of one bridge share — its resolved options,
  * counts, metrics and logs. Built once by `createBridge()` and handed to each connection.
  */
-import type { LogLevel } from "./log.js";
+import type { Log } from "./log.js";
 import type { BridgeMetrics } from "./metrics.js";
 import type { EventFrames } from "./frames.js";
 import type { ResolvedBridgeOptions } from "./options.js";
@@ -26,7 +26,7 @@ export interface BridgeContext<P = unknown> {
   readonly unauthenticated: UnauthenticatedCount;
   readonly connections: Set<Connection<P>>;
   readonly backpressure: BackpressurePoller;
-  readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  readonly log: Log;
   /** Logs a warning the first time `key` comes up (a misconfiguration seen on every connection). */
   warnOnce(key: string, msg: string): void;
   /** Set once by `drain()`: new upgrades are refused and new sockets told to go elsewhere. */

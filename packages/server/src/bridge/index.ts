@@ -5,5 +5,4 @@ export { createNodeBridge, serveBridge } from "./node.js";
 export type { ServeBridgeOptions, BridgeServer } from "./node.js";
 export { DEFAULT_LIMITS } from "./options.js";
 export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "./options.js";
-export { jsonLogger } from "./log.js";
-export type { Logger, LogRecord, LogLevel } from "./log.js";
+export type { Logger, LogFunction, LogRecord, LogLevel } from "./log.js";

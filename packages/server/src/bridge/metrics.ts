@@ -49,7 +49,6 @@ export class BridgeMetrics {
         tidemark_bridge_unauthenticated_connections: extra.unauthenticated,
         tidemark_bridge_paused_connections: this.pausedConnections,
         tidemark_bridge_hubs: extra.hubs,
-        tidemark_hub_followers: extra.hubFollowers,
         tidemark_jetstream_consumers: extra.jetstreamConsumers,
         tidemark_bridge_draining: extra.draining ? 1 : 0,
       },

@@ -12,7 +12,8 @@ import { WebSocketServer, type ServerOptions } from "ws";
 import type { AddressInfo } from "node:net";
 import { createBridge, type Bridge } from "./bridge.js";
 import { handleUpgrades, upgradeWebSocket } from "./node-ws.js";
-import { jsonLogger, leveled } from "./log.js";
+import { pino } from "pino";
+import { bridgeLog } from "./log.js";
 import type { BridgeOptions } from "./options.js";
 
 /**
@@ -21,9 +22,10 @@ import type { BridgeOptions } from "./options.js";
  * loopback Host (development).
  */
 export function createNodeBridge<P = unknown>(options: Omit<BridgeOptions<P>, "upgradeWebSocket">): Bridge {
-  const bridge = createBridge<P>({ ...options, upgradeWebSocket });
+  const logger = options.logger ?? pino({ level: options.logLevel ?? "info" });
+  const bridge = createBridge<P>({ ...options, logger, upgradeWebSocket });
   if (options.origins === undefined && process.env.NODE_ENV === "production") {
-    leveled(options.logger ?? jsonLogger, options.logLevel ?? "info")(
+    bridgeLog(logger, options.logLevel)(
       "warn",
       "no origins option in production: browsers are refused unless the Host is a loopback name; set origins to your app's origins",
     );

@@ -5,7 +5,7 @@
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { UpgradeWebSocket } from "hono/ws";
 import type { Sync, Topic } from "../core/types.js";
-import { jsonLogger, leveled, type Logger, type LogLevel } from "./log.js";
+import { bridgeLog, consoleLogger, type Log, type LogFunction, type Logger, type LogLevel } from "./log.js";
 import { originCheck, type OriginCheck } from "./origin.js";
 
 /** What `authorize` is asked about. */
@@ -88,9 +88,13 @@ export interface BridgeOptions<P = unknown> {
   principalKey?: (principal: P) => string;
   /** Token expiry of a principal, ms since the epoch. @default the principal's numeric `expiresAt` */
   expiresAt?: (principal: P) => number | undefined;
-  /** Structured log sink. @default JSON lines on stdout */
-  logger?: Logger;
-  /** @default "info" */
+  /**
+   * The application's logger, pino-shaped (`(fields, msg)` per level, `child(bindings)`); a
+   * `(record) => void` function is still accepted for one release. @default the console
+   * (`createNodeBridge` and the CLI: pino on stdout)
+   */
+  logger?: Logger | LogFunction;
+  /** Drops records below it. @default the logger's own level (a record function: "info") */
   logLevel?: LogLevel;
 }
 
@@ -126,7 +130,7 @@ export interface ResolvedBridgeOptions<P> {
   readonly principalKey: (principal: P) => string | undefined;
   readonly expiresAt: (principal: P) => number | undefined;
   /** The logger, filtered by `logLevel`. */
-  readonly log: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  readonly log: Log;
 }
 
 /** The defaults of the optional settings (the limits' are {@link DEFAULT_LIMITS}). */
@@ -137,9 +141,8 @@ const DEFAULTS = {
   drainSpreadMs: 2_000,
   principalKey: defaultPrincipalKey,
   expiresAt: defaultExpiresAt,
-  logger: jsonLogger,
-  logLevel: "info",
-} satisfies Required<Pick<BridgeOptions<unknown>, "cookieName" | "path" | "heartbeatMs" | "drainSpreadMs" | "expiresAt" | "logger" | "logLevel">> & {
+  logger: consoleLogger as Logger | LogFunction,
+} satisfies Required<Pick<BridgeOptions<unknown>, "cookieName" | "path" | "heartbeatMs" | "drainSpreadMs" | "expiresAt" | "logger">> & {
   // The default may find no key (the principal is then refused); a given principalKey always does.
   principalKey: (principal: unknown) => string | undefined;
 };
@@ -161,7 +164,7 @@ export function resolveOptions<P>(options: BridgeOptions<P>): ResolvedBridgeOpti
     drainSpreadMs: merged.drainSpreadMs,
     principalKey: merged.principalKey as (principal: P) => string | undefined,
     expiresAt: merged.expiresAt as (principal: P) => number | undefined,
-    log: leveled(merged.logger, merged.logLevel),
+    log: bridgeLog(merged.logger, merged.logLevel),
   };
 }
 

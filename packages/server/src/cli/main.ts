@@ -7,7 +7,7 @@ import { createSync } from "../node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
 import { createNodeBridge, serveBridge } from "../bridge/node.js";
-import { jsonLogger } from "../bridge/log.js";
+import { pino, type Logger as Pino } from "pino";
 import { configNamespace, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
 import { devPublishRoute } from "./dev.js";
 
@@ -22,8 +22,12 @@ const USAGE = `Usage: tidemark serve [options]
   -h, --help      this text
 `;
 
+// Levels as names ("level":"error"), as the CLI logged before pino. Until the config module is
+// read (and its logLevel known), the CLI logs at info.
+const cliLogger = (level: string): Pino => pino({ level, formatters: { level: (label) => ({ level: label }) } });
+let logger = cliLogger("info");
 const log = (level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown> = {}) =>
-  jsonLogger({ level, msg, component: "tidemark-cli", ...fields });
+  logger.child({ component: "tidemark-cli" })[level](fields, msg);
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -55,6 +59,7 @@ export async function main(argv: string[]): Promise<number> {
   const sync: Sync = createSync(syncOptions);
   await sync.ready();
   const { config, topics } = await resolveConfig(mod, sync);
+  logger = cliLogger(config.logLevel ?? "info");
   if (!values.config) {
     log("warn", "DEV MODE: no --config given. Topic demo.notifications is open to ANY token and any origin; POST /dev/publish publishes to it. Do not expose this server.");
   }
@@ -70,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
     drainSpreadMs: config.drainSpreadMs,
     principalKey: config.principalKey,
     expiresAt: config.expiresAt,
-    logLevel: config.logLevel,
+    logger,
   });
   const app = values.config ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
   const server = await serveBridge(bridge, { port, hostname, app });

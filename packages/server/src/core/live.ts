@@ -9,7 +9,7 @@
  * reads, events wait in a buffer of `maxPending` events; past it the OLDEST are dropped, so a
  * reader that falls behind sees the newest ones. Live is for events whose loss is harmless.
  */
-import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/nats-core";
 import type { TidemarkEvent } from "@tidemark/shared";
 import type { TopicHandles } from "./runtime.js";
 
@@ -26,7 +26,7 @@ export interface LiveSource<T> {
   /** Handles when the topic is already provisioned (subscribe at once), else undefined. */
   handlesNow(): TopicHandles | undefined;
   ready(): Promise<TopicHandles>;
-  decode(seq: number, data: Uint8Array): TidemarkEvent<T>;
+  decode(seq: number, data: Uint8Array, headers?: MsgHdrs): TidemarkEvent<T>;
 }
 
 /** Starts a live feed now; iteration reads what arrived since. */
@@ -116,7 +116,7 @@ export class LiveFeed<T> implements AsyncIterator<TidemarkEvent<T>> {
       while (this.#head < this.#queue.length) {
         const m = this.#queue[this.#head++]!;
         const seq = Number(m.headers?.get("Nats-Sequence"));
-        if (Number.isSafeInteger(seq) && seq > 0) return { done: false, value: this.#source.decode(seq, m.data) };
+        if (Number.isSafeInteger(seq) && seq > 0) return { done: false, value: this.#source.decode(seq, m.data, m.headers) };
       }
       if (this.#error !== undefined) {
         const err = this.#error;

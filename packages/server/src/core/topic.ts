@@ -16,6 +16,7 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
+import { keepTrace } from "../observe/trace.js";
 import type { Connector } from "./connection.js";
 import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
@@ -28,23 +29,7 @@ import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import type {
-  Checkpoint,
-  DeadLetters,
-  FollowOptions,
-  Hub,
-  LiveOptions,
-  ProcessEvent,
-  ProcessOptions,
-  PublishOptions,
-  PublishReceipt,
-  ReplayOptions,
-  ResolvedTopicOptions,
-  Topic,
-  Watch,
-  WatchOptions,
-  Worker,
-} from "./types.js";
+import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
 
 const decoder = new TextDecoder();
 
@@ -194,11 +179,11 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   toEvent<E = T>(msg: JsMsg | StoredMsg): TidemarkEvent<E> {
-    return this.decode<E>(msg.seq, msg.data);
+    return this.decode<E>(msg.seq, msg.data, "headers" in msg ? msg.headers : msg.header);
   }
 
   /** @internal */
-  decode<E = T>(seq: number, data: Uint8Array): TidemarkEvent<E> {
+  decode<E = T>(seq: number, data: Uint8Array, headers?: JsMsg["headers"]): TidemarkEvent<E> {
     const env = decodeEnvelope(decoder.decode(data));
     const event: TidemarkEvent<E> = {
       eventId: eventIdFor(this.#incarnation, seq),
@@ -208,6 +193,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       publishedAt: env.ts,
     };
     if (env.t !== undefined) event.tenantId = env.t;
+    keepTrace(event, headers);
     return event;
   }
 
@@ -281,7 +267,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       subject,
       handlesNow: () => this.#handles,
       ready: () => this.ready(),
-      decode: (seq, data) => this.decode<T>(seq, data),
+      decode: (seq, data, headers) => this.decode<T>(seq, data, headers),
     };
     return openLive(source, options);
   }

@@ -66,8 +66,7 @@ export { createBridge, expose } from "../bridge/bridge.js";
 export type { Bridge } from "../bridge/bridge.js";
 export { DEFAULT_LIMITS } from "../bridge/options.js";
 export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
-export { jsonLogger } from "../bridge/log.js";
-export type { Logger, LogRecord, LogLevel } from "../bridge/log.js";
+export type { Logger, LogFunction, LogRecord, LogLevel } from "../bridge/log.js";
 export { PROCESS_DEFAULTS } from "../process/options.js";
 // Signed-token authentication (jose over Web Crypto: runs on every runtime).
 export { tokenAuthenticator } from "../auth/index.js";

@@ -14,6 +14,7 @@ import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
 import type { TopicFeed } from "./feed.js";
 import { backoff, type Limiter } from "./limit.js";
+import { recordDelivery } from "../observe/trace.js";
 
 /** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
 const MAX_RETRIES = 10;
@@ -319,12 +320,10 @@ export class Follower<T = unknown> {
   #push(event: TidemarkEvent<T>): void {
     if (event.streamSequence <= this.#last) return;
     // An event of another incarnation: the stream was re-created under this follower.
-    if (this.cursors && !this.cursors.owns(event.cursor)) {
-      this.fail(recreated(this.topic.id));
-      return;
-    }
+    if (this.cursors && !this.cursors.owns(event.cursor)) return this.fail(recreated(this.topic.id));
     this.#last = event.streamSequence;
     this.ring!.push(event, this.#settings.sizeOf(event));
+    recordDelivery(event, this.topic.id, this.members);
     if (event.streamSequence > this.watermark) this.watermark = event.streamSequence;
     // An event is a fresh watermark too: the periodic refresh is for tenants that publish nothing.
     this.#refreshedAt = Date.now();

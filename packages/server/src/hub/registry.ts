@@ -17,6 +17,7 @@ import { TopicFeed } from "./feed.js";
 import { Limiter } from "./limit.js";
 import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
+import { observeHubs } from "../observe/bridge-meter.js";
 
 export type { HubMode, HubRegistryOptions };
 
@@ -96,6 +97,7 @@ export class HubRegistry {
   readonly #mode: (topicId: string) => HubMode;
   /** @internal Bound on catch-up replays at once (mode "topic"). */
   readonly limiter: Limiter;
+  readonly #unobserve: () => void;
   #closed = false;
 
   constructor(options: HubRegistryOptions = {}) {
@@ -115,6 +117,7 @@ export class HubRegistry {
     this.limiter = new Limiter(s.maxCatchUps);
     this.#settings = s;
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
+    this.#unobserve = observeHubs(() => this.followerCount);
   }
 
   /** The shared hub of (topic, tenant). Cheap: the follower starts with the first subscriber. */
@@ -142,6 +145,7 @@ export class HubRegistry {
   /** Retires every follower; their subscribers end with a `CLOSED` error. */
   close(): void {
     this.#closed = true;
+    this.#unobserve();
     this.#watch.stop();
     for (const byTenant of [...this.#followers.values()]) {
       for (const follower of [...byTenant.values()]) follower.retire();

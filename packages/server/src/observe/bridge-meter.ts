@@ -1,7 +1,7 @@
 /**
  * The bridge's gauges and counters as OpenTelemetry observable instruments, read from the same
  * `BridgeMetrics` that renders `/metrics`, so both report the same numbers under the same names.
- * Several bridges of one process are summed.
+ * Several bridges of one process are summed. Hub followers are reported by the hub registries.
  */
 import type { Attributes, BatchObservableCallback, Meter, Observable } from "@opentelemetry/api";
 import { instruments } from "./meter.js";
@@ -36,6 +36,8 @@ const COUNTERS: Record<string, string> = {
 };
 
 const sources = new Set<() => BridgeSnapshot>();
+/** Follower counts of the hub registries (one per Sync, and a bridge's own without a Sync). */
+const hubSources = new Set<() => number>();
 let registered: Meter | undefined;
 
 /** Reports a bridge until the returned function is called. */
@@ -43,6 +45,17 @@ export function observeBridge(snapshot: () => BridgeSnapshot): () => void {
   register();
   sources.add(snapshot);
   return () => void sources.delete(snapshot);
+}
+
+/**
+ * Reports the followers of a hub registry as `tidemark_hub_followers` until the returned function
+ * is called. Registries report themselves, so hubs used without a bridge count, and two bridges on
+ * one Sync count its followers once.
+ */
+export function observeHubs(followers: () => number): () => void {
+  register();
+  hubSources.add(followers);
+  return () => void hubSources.delete(followers);
 }
 
 function register(): void {
@@ -67,6 +80,7 @@ function register(): void {
         for (const [k, v] of Object.entries(values)) add(name, { [label]: k }, v);
       }
     }
+    for (const followers of hubSources) add("tidemark_hub_followers", {}, followers());
     for (const [name, rows] of sums) {
       const o = observables.get(name);
       if (o) for (const { attributes, value } of rows.values()) result.observe(o, value, attributes);

@@ -34,6 +34,35 @@ export function spanContextOf(headers: MsgHdrs | undefined): SpanContext | undef
   return trace.isSpanContextValid(sc) ? sc : undefined;
 }
 
+// The publisher's span context of decoded events, kept beside them (not a field of the public
+// event type) for the hub's delivery span. Weak: it goes with the event.
+const carried = new WeakMap<object, SpanContext>();
+
+/** Keeps the span context `headers` carry with `event`, for {@link recordDelivery}. */
+export function keepTrace(event: object, headers: MsgHdrs | undefined): void {
+  const sc = headers && spanContextOf(headers);
+  if (sc) carried.set(event, sc);
+}
+
+/**
+ * A `deliver <topic>` span, child of and linked to the publisher's span, for one event a hub
+ * hands to its subscribers: once per event per hub, not per subscriber (fan-out is the hot path).
+ */
+export function recordDelivery(event: object & { eventId: string }, topic: string, subscribers: number): void {
+  const producer = carried.get(event);
+  if (!producer) return;
+  const span = tracer().startSpan(
+    `deliver ${topic}`,
+    {
+      kind: SpanKind.INTERNAL,
+      links: [{ context: producer }],
+      attributes: { "messaging.destination.name": topic, "messaging.message.id": event.eventId, "tidemark.hub.subscribers": subscribers },
+    },
+    trace.setSpanContext(context.active(), producer),
+  );
+  span.end();
+}
+
 export interface HandlerSpanInfo {
   topic: string;
   consumer: string;

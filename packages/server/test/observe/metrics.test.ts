@@ -64,6 +64,21 @@ describe("metrics", () => {
     expect(sum(await points("tidemark_worker_handler_duration_seconds"), { consumer: "m" })).toBe(5);
   });
 
+  it("metrics - hub followers are reported by the Sync's hubs, without a bridge and once with two", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "hubbed" });
+    const stop = new AbortController();
+    const subscribed = (async () => {
+      for await (const _ of topic.hub({ tenantId: "a" }).subscribe({ signal: stop.signal })) void _;
+    })().catch(() => undefined);
+    await until(async () => sum(await points("tidemark_hub_followers")) === 1, 10_000, "one follower without a bridge");
+    const bridges = [await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync), await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync)];
+    expect(bridges[1]!.bridge.metrics()).toMatch(/^tidemark_hub_followers 1$/m);
+    expect(sum(await points("tidemark_hub_followers"))).toBe(1);
+    stop.abort();
+    await subscribed;
+  });
+
   it("metrics - the bridge reports its /metrics numbers under the same names", async () => {
     const sync = fx.sync();
     const topic = sync.topic<number>({ id: "notes" });

@@ -72,4 +72,33 @@ describe("traces", () => {
     expect(span.parentSpanContext).toBeUndefined();
     expect(span.links).toEqual([]);
   });
+
+  it("trace - a hub records one deliver span per event, child of the publish span, with its subscriber count", async () => {
+    const topic = fx.topic<number>({ id: "hubbed" });
+    const first = await topic.publish({ data: 0 });
+    const stop = new AbortController();
+    const seen: number[][] = [[], []];
+    const readers = seen.map(async (got) => {
+      for await (const e of topic.hub().subscribe({ after: first.cursor, signal: stop.signal })) got.push(e.data);
+    });
+    await topic.publish({ data: 1 }); // untraced: no span
+    await until(() => seen.every((got) => got.includes(1)), 10_000, "both subscribers live");
+    const sent = await trace.getTracer("test-app").startActiveSpan("order", async (span) => {
+      try {
+        return await topic.publish({ data: 2 });
+      } finally {
+        span.end();
+      }
+    });
+    await until(() => seen.every((got) => got.includes(2)), 10_000, "both subscribers got the traced event");
+    stop.abort();
+    await Promise.allSettled(readers);
+    const root = exporter.getFinishedSpans().find((s) => s.name === "order")!;
+    const delivered = exporter.getFinishedSpans().filter((s) => s.name === "deliver hubbed");
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]!.spanContext().traceId).toBe(root.spanContext().traceId);
+    expect(delivered[0]!.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(delivered[0]!.links.map((l) => l.context.spanId)).toEqual([root.spanContext().spanId]);
+    expect(delivered[0]!.attributes).toMatchObject({ "messaging.message.id": sent.eventId, "tidemark.hub.subscribers": 2 });
+  });
 });
