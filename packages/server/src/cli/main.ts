@@ -22,10 +22,11 @@ const USAGE = `Usage: tidemark serve [options]
   -h, --help      this text
 `;
 
-// Levels as names ("level":"error"), as the CLI logged before pino. Until the config module is
-// read (and its logLevel known), the CLI logs at info.
+// Levels as names ("level":"error"), as the CLI logged before pino. The CLI's own lifecycle lines
+// (listening, shutting down, stopped) always log at info: operators and supervisors wait for
+// "listening". The config's logLevel applies to the bridge's logger.
 const cliLogger = (level: string): Pino => pino({ level, formatters: { level: (label) => ({ level: label }) } });
-let logger = cliLogger("info");
+const logger = cliLogger("info");
 const log = (level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown> = {}) =>
   logger.child({ component: "tidemark-cli" })[level](fields, msg);
 
@@ -59,7 +60,6 @@ export async function main(argv: string[]): Promise<number> {
   const sync: Sync = createSync(syncOptions);
   await sync.ready();
   const { config, topics } = await resolveConfig(mod, sync);
-  logger = cliLogger(config.logLevel ?? "info");
   if (!values.config) {
     log("warn", "DEV MODE: no --config given. Topic demo.notifications is open to ANY token and any origin; POST /dev/publish publishes to it. Do not expose this server.");
   }
@@ -75,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
     drainSpreadMs: config.drainSpreadMs,
     principalKey: config.principalKey,
     expiresAt: config.expiresAt,
-    logger,
+    logger: cliLogger(config.logLevel ?? "info"),
   });
   const app = values.config ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
   const server = await serveBridge(bridge, { port, hostname, app });
