@@ -27,7 +27,7 @@ async function publishMany(topic: Topic<number>, tenantId: string, from: number,
 describe("hub topic feed", () => {
   it("hub - hubMode topic: tenants resuming behind a running feed join it at the seam with no hole and no duplicate", async () => {
     const topic = spyTopic(fx.sync().topic<number>({ id: "feed" }));
-    const hubs = new HubRegistry({ maxCatchUps: 2 });
+    const hubs = new HubRegistry({ maxCatchUps: 2, hubMode: "topic" });
     const ac = new AbortController();
     const keeper = read(hubs.get(topic, "k"), { signal: ac.signal }); // keeps the feed running
     await eventually(() => keeper.caughtUp === 1);
@@ -71,7 +71,7 @@ describe("hub topic feed", () => {
     });
     const tenants = Array.from({ length: 8 }, (_, i) => `t${i}`);
     await Promise.all(tenants.map((t) => publishMany(real, t, 0, 3)));
-    const hubs = new HubRegistry({ maxCatchUps: 2 });
+    const hubs = new HubRegistry({ maxCatchUps: 2, hubMode: "topic" });
     const ac = new AbortController();
     const readers = tenants.map((t) => read(hubs.get(topic, t), { after: real.cursorAt(0), signal: ac.signal }));
     await eventually(() => readers.every((r) => r.events.length === 3), 20_000, "every tenant's backlog");

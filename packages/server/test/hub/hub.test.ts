@@ -237,7 +237,7 @@ describe("hub", () => {
         },
       }),
     });
-    const hubs = new HubRegistry();
+    const hubs = new HubRegistry({ hubMode: "topic" });
     const a = reader(hubs.get(topic, "a"));
     const b = reader(hubs.get(topic, "b"));
     await eventually(() => a.caughtUp + b.caughtUp === 2);

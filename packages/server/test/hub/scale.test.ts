@@ -15,7 +15,7 @@ for (let i = 0; i < BRIDGED; i++) fx.tokens.set(`u${i}`, { id: `u${i}`, tenants:
 
 describe("hub scale", () => {
   it("hub - 1,000 tenants subscribed by hub().subscribe and 20 more through a bridge hold one JetStream consumer per topic", async () => {
-    const sync = fx.sync({ hubs: { windowPollMs: 500 } });
+    const sync = fx.sync({ hubs: { windowPollMs: 500, hubMode: "topic" } });
     const notes = sync.topic<number>({ id: "notes" });
     const alerts = sync.topic<number>({ id: "alerts" });
     await notes.publish({ data: -1, tenantId: "t0" });

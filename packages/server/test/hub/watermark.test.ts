@@ -92,7 +92,7 @@ describe("hub watermark refresh", () => {
     let lookups = 0;
     const topic = spyTopic(real, { latestCursor: (o) => (lookups++, real.latestCursor(o)) });
     const ac = new AbortController();
-    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400 });
+    const hubs = new HubRegistry({ windowPollMs: 50, watermarkIntervalMs: 400, hubMode: "topic" });
     const marks: number[][] = [[], [], []];
     const subscribers = marks.map(async (m) => {
       const it = hubs.get(topic, "a").subscribe({ signal: ac.signal, progress: { onCaughtUp: (c) => m.push(topic.cursorSequence(c)) } });
