@@ -91,8 +91,8 @@ export class RouteMesh {
   }
 
   /** Drops a share of the bytes (or chunks) on the link a-b. */
-  drop(a: number, b: number, share: number, o: LinkFaultOptions & { unit?: "bytes" | "chunks" } = {}): void {
-    this.#pair(a, b, o, (p, f) => p.drop(share, { ...f, unit: o.unit }));
+  drop(a: number, b: number, share: number, o: LinkFaultOptions & { unit?: "bytes" | "chunks"; reset?: boolean } = {}): void {
+    this.#pair(a, b, o, (p, f) => p.drop(share, { ...f, unit: o.unit, reset: o.reset }));
   }
 
   /** Cuts node `a` from every other node (its clients still reach it). */

@@ -163,6 +163,16 @@ describe("FaultProxy", () => {
     expect(() => proxy.drop(2)).toThrow(RangeError);
   });
 
+  it("proxy - drop with reset ends the connection at the first drop instead of passing on a damaged stream", async () => {
+    const { t, proxy } = await setup();
+    const c = await client(proxy.port);
+    await waitFor(() => t.sockets.length === 1);
+    proxy.drop(1, { reset: true });
+    c.socket.write("never");
+    await c.closed;
+    expect(t.received()).toBe("");
+  });
+
   it("proxy - close ends every connection and the listener", async () => {
     const t = await target();
     cleanup.push(() => new Promise<void>((r) => t.server.close(() => r())));

@@ -8,8 +8,10 @@
  *   retransmit the SYN). At heal everything held is delivered in order, as TCP's retransmission
  *   would. `cut({ reset: true })` instead destroys the connections and refuses new ones.
  * - `delay()` delivers each chunk `ms` + up to `jitterMs` later, never out of order.
- * - `drop()` discards a share of the bytes or of the chunks; the stream is corrupted on purpose
- *   (the peers see a broken protocol and reconnect), so use it for loss that TCP could not hide.
+ * - `drop()` discards a share of the bytes or of the chunks. The stream is damaged on purpose,
+ *   which real TCP never delivers (checksums, retransmission) and plain NATS does not detect
+ *   inside a message; `drop(share, { reset: true })` ends the connection at a drop instead: a
+ *   link so lossy that TCP gives up.
  *
  * Every fault is bounded: it heals by itself after `forMs` (default `maxFaultMs`, 2 minutes),
  * and held bytes beyond `maxHeldBytes` end that connection. Dispose closes everything.
@@ -41,9 +43,11 @@ interface DirFaults {
   jitterMs: number;
   dropShare: number;
   dropUnit: "bytes" | "chunks";
+  /** A drop ends the connection instead of passing on a damaged stream. */
+  dropReset: boolean;
 }
 
-const clean = (): DirFaults => ({ cut: false, delayMs: 0, jitterMs: 0, dropShare: 0, dropUnit: "bytes" });
+const clean = (): DirFaults => ({ cut: false, delayMs: 0, jitterMs: 0, dropShare: 0, dropUnit: "bytes", dropReset: false });
 
 /** One way of one proxied connection: applies the faults of its direction, keeps order. */
 class Pipe {
@@ -54,6 +58,7 @@ class Pipe {
     readonly from: Socket,
     readonly to: Socket,
     readonly faults: () => DirFaults,
+    /** Ends the connection (too much held, or a drop with `reset`). */
     readonly onOverflow: () => void,
     readonly maxHeldBytes: number,
   ) {
@@ -69,6 +74,10 @@ class Pipe {
       return;
     }
     const kept = f.dropShare > 0 ? dropFrom(chunk, f) : chunk;
+    if (f.dropReset && kept !== chunk) {
+      this.onOverflow(); // ends the connection
+      return;
+    }
     if (!kept) return;
     if (f.delayMs === 0 && f.jitterMs === 0 && this.#queue.length === 0) {
       this.to.write(kept);
@@ -185,10 +194,10 @@ export class FaultProxy {
     this.#set(o, { delayMs: ms, jitterMs });
   }
 
-  /** Discards `share` (0..1) of the bytes, or of whole chunks. */
-  drop(share: number, o: FaultOptions & { unit?: "bytes" | "chunks" } = {}): void {
+  /** Discards `share` (0..1) of the bytes, or of whole chunks; `reset`: a drop ends the connection. */
+  drop(share: number, o: FaultOptions & { unit?: "bytes" | "chunks"; reset?: boolean } = {}): void {
     if (!(share >= 0 && share <= 1)) throw new RangeError(`drop share must be within 0..1, got ${share}`);
-    this.#set(o, { dropShare: share, dropUnit: o.unit ?? "bytes" });
+    this.#set(o, { dropShare: share, dropUnit: o.unit ?? "bytes", dropReset: o.reset ?? false });
   }
 
   /** Ends every fault: held bytes are delivered, waiting connections joined. */

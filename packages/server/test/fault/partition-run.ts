@@ -3,6 +3,7 @@
  * (keyed and not) on a Sync pinned to a chosen node and on the scene's Sync, the scene's
  * WebSocket subscribers through both bridges, and a counting `process()` worker.
  */
+import { decodeCursor } from "@tidemark/shared";
 import { createSync, type Sync, type Topic } from "../../src/index.js";
 import { monitor, until, type TestCluster } from "@tidemark/testing";
 import { faultTopicOptions, type ClusterScene } from "./fixture.js";
@@ -73,6 +74,9 @@ export async function runFault(name: string, o: FaultRun) {
     const stopAt = Date.now();
 
     const stored = await readStored(topic);
+    // The read must reach the head the leader reports (a replica behind would end it early).
+    const headSeq = decodeCursor(await topic.head()).sequence;
+    const readSeq = Math.max(0, ...[...stored.sequences.values()].map((q) => q.at(-1) ?? 0));
     const want = (tenant: string) => stored.sequences.get(tenant) ?? [];
     await until("every subscriber has every stored event of its tenant", () => scene.subscribers.every((s) => new Set(s.sequences).size >= want(s.options.tenantId).length), 60_000, 250);
     const ids = calls().filter((c) => stored.copies.has(c.id)).map((c) => c.id);
@@ -83,6 +87,9 @@ export async function runFault(name: string, o: FaultRun) {
       faultMs: healedAt - faultAt,
       leader,
       pinnedTo: o.nearServers ? "proxies" : pinned,
+      readShort: readSeq < headSeq,
+      headSeq,
+      readSeq,
       ...account({ calls: calls(), stored, runs: o.runs, subscribers: scene.subscribers }),
       publishBackMs,
       deliveredAllMs,

@@ -39,7 +39,7 @@ afterAll(async () => {
 
 /** What the project promises under every network fault. */
 function expectAccounted(f: Awaited<ReturnType<typeof runFault>>) {
-  expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, handlerMissing: 0, holes: 0, duplicates: 0, resets: 0, bridgesUp: true, nodesUp: true });
+  expect(f).toMatchObject({ readShort: false, ackedLost: 0, storedTwice: 0, untypedErrors: 0, handlerMissing: 0, holes: 0, duplicates: 0, resets: 0, bridgesUp: true, nodesUp: true });
   expect(f.inDoubtSaidSo).toBe(f.inDoubt);
   expect(f.subscribersExact).toBe(f.subscribers);
   expect(f.acked).toBeGreaterThan(0);
@@ -114,11 +114,11 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
     expectAccounted(f);
   }, T);
 
-  it("slow link - byte loss on every route (the route connections break and reconnect)", async () => {
+  it("slow link - loss on every route that TCP cannot hide: a dropped byte ends the route connection, which reconnects", async () => {
     const f = await runFault("byte-loss", {
       cluster, scene, runs,
       fault: async () => {
-        cluster.mesh!.each((a, b) => cluster.mesh!.drop(a, b, 0.0005));
+        cluster.mesh!.each((a, b) => cluster.mesh!.drop(a, b, 0.0005, { reset: true }));
         await sleep(S(4_000, 30_000));
         cluster.mesh!.heal();
       },
