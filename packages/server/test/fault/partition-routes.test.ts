@@ -34,6 +34,7 @@ describe("fault: routes through the fault proxy", () => {
       for (const route of r.routes!) expect(cluster.nodes.map((n) => n.clusterPort)).not.toContain(route.port);
     }
 
+    console.log(`FIGURES partition-routes ${JSON.stringify({ routeConnections: proxied(), gossipDials: mesh.gossipDials })}`);
     // Node 0 cut from its peers with resets: it has no route left and gets none while cut.
     mesh.cut(0, 1, { forMs: 60_000 });
     mesh.cut(0, 2, { forMs: 60_000 });
@@ -44,7 +45,6 @@ describe("fault: routes through the fault proxy", () => {
     const others = await Promise.all([1, 2].map((i) => routez(cluster, i)));
     for (const r of others) expect(r.routes!.every((x) => x.remote_id !== ids[0])).toBe(true);
 
-    console.log(`FIGURES partition-routes ${JSON.stringify({ routeConnections: proxied(), gossipDials: mesh.gossipDials })}`);
     mesh.heal();
     await until("node 0 has routes to both peers again", async () => new Set((await routez(cluster, 0)).routes?.map((x) => x.remote_id)).size === 2, 30_000);
     await cluster.ready();
