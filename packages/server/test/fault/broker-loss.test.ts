@@ -15,7 +15,7 @@ import { countingWorker, type FaultEvent } from "./partition-workload.js";
 import { LONG, runFault } from "./partition-run.js";
 
 describe("fault: a bridge loses the broker", () => {
-  it(`broker loss - the broker unreachable from a bridge for ${LONG ? 20 : 4} s while its WebSockets stay open: its subscribers resume with every event, nothing lost or doubled`, async () => {
+  it(`broker loss - the broker unreachable from a bridge for ${LONG ? 20 : 3} s while its WebSockets stay open: its subscribers resume with every event, nothing lost or doubled`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "tidemark-broker-loss-"));
     // proxiedRoutes also sets no_advertise: the bridge keeps to the proxies' URLs.
     await using cluster = await startTestCluster({ proxiedRoutes: true });
@@ -30,7 +30,7 @@ describe("fault: a bridge loses the broker", () => {
           nearServers: proxies.map((p) => p.url),
           fault: async () => {
             for (const p of proxies) p.cut();
-            await sleep(LONG ? 20_000 : 4_000);
+            await sleep(LONG ? 20_000 : 3_000);
             for (const p of proxies) p.heal();
           },
         });

@@ -68,7 +68,7 @@ export async function runFault(name: string, o: FaultRun) {
     await cluster.ready({ timeoutMs: 60_000 });
     await until("every publisher is acknowledged again", () => pubs.every((p) => p.calls.some((c) => c.ok && c.at >= healedAt)), 60_000);
     const publishBackMs = Math.max(...pubs.map((p) => Math.min(...p.calls.filter((c) => c.ok && c.at >= healedAt).map((c) => c.at + c.ms)))) - healedAt;
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 500));
     ac.abort();
     await running;
     const stopAt = Date.now();

@@ -53,7 +53,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
       cluster, scene, runs,
       fault: async ({ leader }) => {
         cluster.mesh!.isolate(leader);
-        await sleep(S(4_000, 20_000));
+        await sleep(S(3_000, 20_000));
         cluster.mesh!.heal();
       },
     });
@@ -66,7 +66,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
       pinTo: (leader) => (leader + 1) % 3,
       fault: async ({ pinned }) => {
         cluster.mesh!.split([[pinned], [0, 1, 2].filter((i) => i !== pinned)]);
-        await sleep(S(4_000, 20_000));
+        await sleep(S(3_000, 20_000));
         cluster.mesh!.heal();
       },
     });
@@ -79,7 +79,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
       cluster, scene, runs,
       fault: async ({ leader }) => {
         for (let b = 0; b < 3; b++) if (b !== leader) cluster.mesh!.cut(leader, b, { from: leader });
-        await sleep(S(4_000, 20_000));
+        await sleep(S(3_000, 20_000));
         cluster.mesh!.heal();
       },
     });
@@ -90,7 +90,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
     const f = await runFault("flapping", {
       cluster, scene, runs,
       fault: async ({ leader }) => {
-        const end = Date.now() + S(6_000, 60_000);
+        const end = Date.now() + S(4_000, 60_000);
         const step = S(1_000, 3_000);
         while (Date.now() < end) {
           cluster.mesh!.isolate(leader, { forMs: step });
@@ -107,7 +107,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
       cluster, scene, runs,
       fault: async () => {
         cluster.mesh!.each((a, b) => cluster.mesh!.delay(a, b, 150, 150));
-        await sleep(S(4_000, 30_000));
+        await sleep(S(3_000, 30_000));
         cluster.mesh!.heal();
       },
     });
@@ -119,7 +119,7 @@ describe.sequential("fault: partitions and slow links between the nodes", () => 
       cluster, scene, runs,
       fault: async () => {
         cluster.mesh!.each((a, b) => cluster.mesh!.drop(a, b, 0.0005, { reset: true }));
-        await sleep(S(4_000, 30_000));
+        await sleep(S(3_000, 30_000));
         cluster.mesh!.heal();
       },
     });
