@@ -9,8 +9,8 @@ import { monitor, until, type TestCluster } from "@tidemark/testing";
 import { faultTopicOptions, type ClusterScene } from "./fixture.js";
 import { OneShotPublisher, account, longestAckGap, readStored, type FaultEvent } from "./partition-workload.js";
 
-/** TIDEMARK_FAULTS_LONG=1 (`pnpm test:faults`) runs the long variants. */
-export const LONG = process.env.TIDEMARK_FAULTS_LONG === "1";
+/** TIDEMARK_FAULTS=long (`pnpm test:faults`) runs the long variants. */
+export const LONG = process.env.TIDEMARK_FAULTS === "long";
 
 /** The node leading the stream whose name contains `part` (from /jsz). */
 export async function streamLeader(cluster: TestCluster, part: string): Promise<number> {
