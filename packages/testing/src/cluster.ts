@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { startEmbeddedNats, type EmbeddedNats } from "@tidemark/server";
+import { RouteMesh } from "./mesh.js";
 
 /** Ports the kernel hands out now (closed again, so there is a small race; good enough on loopback). */
 export async function freePorts(n: number): Promise<number[]> {
@@ -66,6 +67,8 @@ export interface TestCluster {
   stop(index: number): Promise<void>;
   /** Starts a stopped node again on the same ports and store. */
   start(index: number): Promise<void>;
+  /** The proxies every route goes through (`startTestCluster({ proxiedRoutes: true })`). */
+  readonly mesh: RouteMesh | undefined;
   /** Waits until every running node agrees on a JetStream meta leader and answers the JetStream API. */
   ready(options?: { timeoutMs?: number }): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -75,8 +78,13 @@ interface Jsz {
   meta_cluster?: { leader?: string; cluster_size?: number };
 }
 
-/** Starts a JetStream cluster of `size` nodes and waits for a meta leader. */
-export async function startTestCluster(options: { size?: number; maxFileStore?: number } = {}): Promise<TestCluster> {
+/**
+ * Starts a JetStream cluster of `size` nodes and waits for a meta leader. `proxiedRoutes`: every
+ * route goes through a fault proxy (`cluster.mesh`): the nodes advertise the mesh's sink as their
+ * route address (no direct route by gossip) and no client URLs (`cluster { no_advertise }`), so
+ * clients keep to the URLs they were given.
+ */
+export async function startTestCluster(options: { size?: number; maxFileStore?: number; proxiedRoutes?: boolean } = {}): Promise<TestCluster> {
   const size = options.size ?? 3;
   const root = mkdtempSync(join(tmpdir(), "tidemark-cluster-"));
   const ports = await freePorts(size * 2);
@@ -89,6 +97,7 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
     url: `nats://127.0.0.1:${ports[i]}`,
     server: undefined,
   }));
+  const mesh = options.proxiedRoutes ? await RouteMesh.start(nodes.map((n) => n.clusterPort)) : undefined;
   const startNode = async (i: number) => {
     const node = nodes[i]!;
     if (node.server) return;
@@ -100,7 +109,9 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
       cluster: {
         name,
         port: node.clusterPort,
-        routes: nodes.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.clusterPort}`),
+        routes: mesh ? mesh.routesOf(i) : nodes.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.clusterPort}`),
+        noAdvertise: !!mesh,
+        advertise: mesh?.advertise,
       },
       monitoring: true,
       websocket: false,
@@ -112,6 +123,7 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
   const cluster: TestCluster = {
     name,
     nodes,
+    mesh,
     urls: nodes.map((n) => n.url).join(","),
     async kill(i) {
       await nodes[i]!.server?.kill();
@@ -155,6 +167,7 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
     async [Symbol.asyncDispose]() {
       await Promise.all(nodes.map((n) => n.server?.stop(2_000)));
       for (const n of nodes) n.server = undefined;
+      await mesh?.close();
       rmSync(root, { recursive: true, force: true });
     },
   };

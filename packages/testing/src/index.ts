@@ -14,3 +14,5 @@ export {
   type TestCluster,
 } from "./cluster.js";
 export { freeze, thaw } from "./freeze.js";
+export { FaultProxy, type Direction, type FaultOptions, type ProxyOptions } from "./proxy.js";
+export { RouteMesh, type LinkFaultOptions } from "./mesh.js";

@@ -36,6 +36,13 @@ describe("core errors", () => {
     expect(mapNatsError(new JetStreamNotEnabled("jetstream is not enabled"))).toBeInstanceOf(BrokerUnavailableError);
   });
 
+  it("errors - a message id still being proposed (10158, after a partition) is retried with the same id, not an InternalError", () => {
+    const inProcess = new JetStreamApiError({ err_code: 10158, code: 409, description: "duplicate message id is in process" });
+    expect(isTransient(inProcess)).toBe(true);
+    expect(mapNatsError(inProcess, "publish")).toBeInstanceOf(BrokerUnavailableError);
+    expect(isTransient(new JetStreamApiError({ err_code: 10071, code: 400, description: "wrong last sequence" }))).toBe(false);
+  });
+
   it("errors - maybeStored survives a trip across a boundary", () => {
     const e = new BrokerUnavailableError("gone", { maybeStored: true });
     expect(e.maybeStored).toBe(true);

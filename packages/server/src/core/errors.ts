@@ -23,6 +23,12 @@ export const JsCode = {
   MaxBytesRequired: 10113,
   /** JetStream system temporarily unavailable (a cluster without a meta leader). */
   ClusterNotAvailable: 10008,
+  /**
+   * A publish with this message id is still being proposed (the leader staged it, its commit
+   * waits on the peers, e.g. across a partition): it may yet be stored, and a send with the
+   * same id gets the duplicate ack once it is.
+   */
+  DuplicateMessageInProcess: 10158,
 } as const;
 
 /** The JetStream API error code of `err`, when it is one. */
@@ -93,7 +99,8 @@ export function isNoResponders(err: unknown): boolean {
 
 /**
  * A failure worth retrying with the same message id: the broker did not answer in time, nobody
- * answered (an election), or the connection dropped under the request. Not a closed connection.
+ * answered (an election), the connection dropped under the request, or an earlier send of the
+ * same id is still being proposed. Not a closed connection.
  */
 export function isTransient(err: unknown): boolean {
   if (err instanceof natsErrors.ClosedConnectionError || err instanceof natsErrors.DrainingConnectionError) return false;
@@ -103,7 +110,8 @@ export function isTransient(err: unknown): boolean {
     err instanceof natsErrors.RequestError ||
     err instanceof natsErrors.ConnectionError ||
     isNoResponders(err) ||
-    jsErrorCode(err) === JsCode.ClusterNotAvailable
+    jsErrorCode(err) === JsCode.ClusterNotAvailable ||
+    jsErrorCode(err) === JsCode.DuplicateMessageInProcess
   );
 }
 

@@ -18,8 +18,12 @@ export interface NatsConfigOptions {
   monitoring: boolean;
   /** Server name, unique within a cluster. */
   serverName?: string;
-  /** Cluster membership: own route port and the other members' route URLs. */
-  cluster?: { name: string; port: number; routes: string[] };
+  /**
+   * Cluster membership: own route port and the other members' route URLs. `noAdvertise`:
+   * do not tell clients the other members' client URLs (they keep to the URLs they were given).
+   * `advertise`: the route address told to the other members (which they may dial directly).
+   */
+  cluster?: { name: string; port: number; routes: string[]; noAdvertise?: boolean; advertise?: string };
   /** Fixed client port instead of a free one (used to restart a cluster node in place). */
   port?: number;
   /** Clients (TCP and WebSocket) must log in with these. @default none: anyone may connect */
@@ -59,6 +63,8 @@ export function renderNatsConfig(o: NatsConfigOptions): string {
       `  host: "127.0.0.1"`,
       `  port: ${o.cluster.port}`,
       `  routes: [${o.cluster.routes.map(q).join(", ")}]`,
+      ...(o.cluster.noAdvertise ? [`  no_advertise: true`] : []),
+      ...(o.cluster.advertise ? [`  advertise: ${q(o.cluster.advertise)}`] : []),
       `}`,
     );
   }

@@ -137,7 +137,7 @@ export interface ClusterScene {
 export async function startClusterScene(
   cluster: TestCluster,
   dir: string,
-  o: { tenants: number; subscribers: number },
+  o: { tenants: number; subscribers: number; bridgeNats?: string[] },
 ): Promise<ClusterScene> {
   const namespace = uniqueNamespace();
   const config = writeBridgeConfig(dir, faultConfigSource(namespace, 3));
@@ -150,7 +150,8 @@ export async function startClusterScene(
     await sync.close();
   };
   try {
-    bridges.push(...(await Promise.all([0, 1].map(() => startBridgeProcess(["--nats", cluster.urls, "--config", config])))));
+    // `bridgeNats[i]`: bridge i's --nats URLs (e.g. through a fault proxy); the cluster's by default.
+    bridges.push(...(await Promise.all([0, 1].map((i) => startBridgeProcess(["--nats", o.bridgeNats?.[i] ?? cluster.urls, "--config", config])))));
     const topic = sync.topic<{ n: number }>(faultTopicOptions(3));
     const publisher = new Publisher(topic);
     const tenants = Array.from({ length: o.tenants }, (_, i) => `t${i}`);
