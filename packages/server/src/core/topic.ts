@@ -27,6 +27,7 @@ import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendCo
 import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
+import { traceableHeaders } from "./trace-probe.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
@@ -179,7 +180,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   toEvent<E = T>(msg: JsMsg | StoredMsg): TidemarkEvent<E> {
-    return this.decode<E>(msg.seq, msg.data, "headers" in msg ? msg.headers : msg.header);
+    // A delivered message's header block is decoded only when it may hold a trace context.
+    return this.decode<E>(msg.seq, msg.data, "headers" in msg ? traceableHeaders(msg) : msg.header);
   }
 
   /** @internal */
