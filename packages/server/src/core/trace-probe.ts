@@ -15,19 +15,12 @@ interface RawMsg {
   _msg?: { hdr?: unknown };
 }
 
-/** The raw header block of a nats.js message, or undefined when its shape is unknown. */
-function rawHeaderBlock(msg: object): Uint8Array | undefined {
-  const inner = ((msg as { msg?: unknown }).msg ?? msg) as RawMsg;
-  const data = inner._rdata;
-  const hdr = inner._msg?.hdr;
-  if (!(data instanceof Uint8Array) || typeof hdr !== "number") return undefined;
-  return hdr > 0 ? data.subarray(0, hdr) : new Uint8Array(0);
-}
-
-function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
-  const first = needle[0];
-  outer: for (let i = haystack.indexOf(first!), end = haystack.length - needle.length; i !== -1 && i <= end; i = haystack.indexOf(first!, i + 1)) {
-    for (let j = 1; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+/** True when `data[0, length)` holds `needle`; no copy of the block. */
+function contains(data: Uint8Array, length: number, needle: Uint8Array): boolean {
+  const first = needle[0]!;
+  const end = length - needle.length;
+  outer: for (let i = data.indexOf(first); i !== -1 && i <= end; i = data.indexOf(first, i + 1)) {
+    for (let j = 1; j < needle.length; j++) if (data[i + j] !== needle[j]) continue outer;
     return true;
   }
   return false;
@@ -35,7 +28,10 @@ function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
 
 /** `msg.headers` when the block may hold `traceparent` (or cannot be inspected), else undefined. */
 export function traceableHeaders(msg: { headers?: MsgHdrs }): MsgHdrs | undefined {
-  const block = rawHeaderBlock(msg);
-  if (block !== undefined && !contains(block, NEEDLE)) return undefined;
+  // nats.js 3 keeps the raw buffer and the header block's length; any other shape is decoded.
+  const inner = ((msg as { msg?: unknown }).msg ?? msg) as RawMsg;
+  const data = inner._rdata;
+  const hdr = inner._msg?.hdr;
+  if (data instanceof Uint8Array && typeof hdr === "number" && !contains(data, hdr, NEEDLE)) return undefined;
   return msg.headers;
 }
