@@ -1,17 +1,22 @@
 /**
- * Replays of a few events on nats-server 2.11+: one batched direct get (`batch` and
- * `next_by_subj` on the stream's direct get API) instead of creating, reading and deleting an
- * ordered consumer. The gap rules are the reader's (reader.ts): a whole-topic read sees every
- * sequence, so a jump is a removal; a tenant read's jump is a gap only when the retained window
- * moved past the position, checked once for the whole batch.
+ * Replays of a few events without a consumer, on streams with `allow_direct` (every event
+ * stream Tidemark makes): on nats-server 2.11+ one batched direct get (`batch` and
+ * `next_by_subj`) for up to 64 sequences; on older servers (2.9, 2.10: direct get, no batch) one
+ * direct get per sequence, sent together, for up to 16. Either replaces creating, reading and
+ * deleting an ordered consumer (four round trips) by one. The gap rules are the reader's
+ * (reader.ts): a whole-topic read sees every sequence, so a jump is a removal; a tenant read's
+ * jump is a gap only when the retained window moved past the position, checked once for the
+ * whole batch.
  */
 import type { StoredMsg } from "@nats-io/jetstream";
 import type { RetentionGapError, TidemarkEvent } from "@tidemark/shared";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import { isDirectGetEmpty } from "./errors.js";
 
-/** Longest sequence range a replay reads this way; longer ones use an ordered consumer. */
+/** Longest sequence range a replay reads with one batched get (2.11+); longer ones use an ordered consumer. */
 export const DIRECT_READ_MAX = 64;
+/** Longest range read with one direct get per sequence (servers without batched get). */
+export const DIRECT_SINGLE_MAX = 16;
 
 export interface DirectRead {
   /** First and last sequence to read (inclusive); `after` is the cursor's sequence. */
@@ -26,12 +31,28 @@ export interface DirectRead {
   gap(requested: number, first: number, why: string): RetentionGapError;
 }
 
-/** True when a finite replay of [start, last] takes one batched direct get. */
-export function useDirectRead(h: TopicHandles, follow: boolean, start: number, last: number): boolean {
-  return !follow && h.batchDirectGet === true && last - start + 1 <= DIRECT_READ_MAX;
+/** True when a finite replay of [start, last] on a stream with `allow_direct` reads with direct gets. */
+export function useDirectRead(h: TopicHandles, follow: boolean, start: number, last: number, allowDirect: boolean | undefined): boolean {
+  if (follow || allowDirect !== true) return false;
+  return last - start + 1 <= (h.batchDirectGet === true ? DIRECT_READ_MAX : DIRECT_SINGLE_MAX);
+}
+
+/** One get per sequence, sent together: a missing sequence (removed, or past the head) is skipped. */
+async function fetchEach(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<StoredMsg[]> {
+  const gets: Promise<StoredMsg | null>[] = [];
+  for (let seq = r.start; seq <= r.last; seq++) gets.push(h.jsm.direct.getMessage(rt.streamName, { seq }));
+  let msgs: (StoredMsg | null)[];
+  try {
+    msgs = await Promise.all(gets);
+  } catch (err) {
+    throw rt.mapError(err);
+  }
+  // The same messages a batched get with next_by_subj returns: this tenant's, in order.
+  return msgs.filter((m): m is StoredMsg => m !== null && (r.tenantFilter === undefined || m.subject === r.tenantFilter));
 }
 
 async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<StoredMsg[]> {
+  if (h.batchDirectGet !== true) return fetchEach(rt, h, r);
   const out: StoredMsg[] = [];
   try {
     const batch = r.last - r.start + 1;

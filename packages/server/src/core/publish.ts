@@ -14,7 +14,8 @@ import {
   PayloadTooLargeError,
 } from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
-import type { PubAck } from "@nats-io/jetstream";
+import type { JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
+import { PublishHeaders } from "./publish-headers.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions } from "./types.js";
@@ -63,6 +64,10 @@ export interface SendContext {
   /** Topic id, for messages. */
   topic: string;
   stream: string;
+  /** `publishHeaderPrefix(stream)`, made once. */
+  headerPrefix: string;
+  /** Metric attributes of this topic's publishes, made once. */
+  attributes: { topic: string };
   /** Bound on one attempt. */
   requestTimeoutMs: number;
   /** Bound on the whole call. */
@@ -98,23 +103,23 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 /** Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. */
 export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
   const deadline = Date.now() + ctx.deadlineMs;
-  const headers = traceHeaders(); // read before the first await: the caller's active span
+  const traced = traceHeaders(); // read before the first await: the caller's active span
+  // Untraced (the common case): the block is the topic's prefix plus the id; traced: nats.js
+  // adds the id and the expected stream to the trace headers.
+  const options: Partial<JetStreamPublishOptions> = traced
+    ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
+    : { headers: new PublishHeaders(ctx.headerPrefix, ctx.stream, msgID) };
   const started = performance.now();
-  const left = () => deadline - Date.now();
   let maybeStored = false;
   let reprovisioned = false;
   let lastError: unknown;
-  for (let attempt = 0; left() > 0; attempt++) {
+  for (let attempt = 0, left = ctx.deadlineMs; left > 0; attempt++, left = deadline - Date.now()) {
     let handles: TopicHandles | undefined;
     try {
-      handles = ctx.current() ?? (await within(ctx.ready(), left()));
-      const ack = await handles.js.publish(subject, bytes, {
-        msgID,
-        headers,
-        expect: { streamName: ctx.stream },
-        timeout: Math.max(1, Math.min(ctx.requestTimeoutMs, left())),
-      });
-      recordSince(instruments().publishDuration, started, { topic: ctx.topic });
+      handles = ctx.current() ?? (await within(ctx.ready(), left));
+      options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
+      const ack = await handles.js.publish(subject, bytes, options);
+      recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {
       lastError = err;
@@ -123,13 +128,13 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
       if (!brokerAway && !isTransient(err)) throw withMaybeStored(ctx.mapError(err), maybeStored);
       if (handles && !isNoResponders(err)) maybeStored = true;
       // No stream answered: maybe another process deleted it. Provision again, once.
-      if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, left()))) {
+      if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, deadline - Date.now()))) {
         reprovisioned = true;
         ctx.reprovision();
         continue;
       }
     }
-    await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, left())));
+    await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, deadline - Date.now())));
   }
   const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError.message})` : "";
   throw new BrokerUnavailableError(

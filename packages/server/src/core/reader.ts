@@ -82,7 +82,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const start = after !== undefined ? after + 1 : Math.max(first, 1);
   if (!opts.follow && start > last) return;
   if (signal?.aborted) return;
-  if (useDirectRead(h, opts.follow, start, last)) {
+  if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
     const firstNow = async () => firstRetained(await window(rt));
     const tenantFilter = filtered ? filter : undefined;
     yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: (r, f, why) => gap(rt, r, f, why) });

@@ -27,6 +27,8 @@ import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendCo
 import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
+import { traceableHeaders } from "./trace-probe.js";
+import { publishHeaderPrefix } from "./publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
@@ -179,7 +181,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   toEvent<E = T>(msg: JsMsg | StoredMsg): TidemarkEvent<E> {
-    return this.decode<E>(msg.seq, msg.data, "headers" in msg ? msg.headers : msg.header);
+    // A delivered message's header block is decoded only when it may hold a trace context.
+    return this.decode<E>(msg.seq, msg.data, "headers" in msg ? traceableHeaders(msg) : msg.header);
   }
 
   /** @internal */
@@ -222,6 +225,8 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return {
       topic: this.options.id,
       stream: this.#names.stream,
+      headerPrefix: publishHeaderPrefix(this.#names.stream),
+      attributes: { topic: this.options.id },
       requestTimeoutMs: this.#host.connector.requestTimeoutMs,
       deadlineMs: Math.min(this.#host.connector.publishTimeoutMs, this.options.dedupeWindowMs),
       ready: () => this.ready(),

@@ -1,13 +1,15 @@
 /**
- * Short replays on 2.11+ take one batched direct get; on older servers an ordered consumer.
+ * Short replays take direct gets: one batched get on 2.11+ (up to DIRECT_READ_MAX sequences),
+ * one get per sequence before (up to DIRECT_SINGLE_MAX); longer ones an ordered consumer.
  * The semantics (tenants, gaps, until) are covered by read.test.ts and gaps.test.ts, which run
- * on both paths: the current server in the full suite, 2.9 in the compatibility leg.
+ * on both paths: the current server in the full suite, 2.9 in the compatibility leg; the last
+ * test here compares the two paths event for event.
  */
 import { describe, it, expect } from "vitest";
 import { RetentionGapError } from "../../src/index.js";
 import { featuresOf } from "../../src/core/features.js";
 import { topicNames } from "../../src/core/broker-names.js";
-import { DIRECT_READ_MAX } from "../../src/core/direct-read.js";
+import { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "../../src/core/direct-read.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
@@ -29,7 +31,7 @@ async function apiRequests(work: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe("short replays", () => {
-  it("read - a replay of a few events is one batched direct get on 2.11+ (no consumer), an ordered consumer before", async () => {
+  it("read - a replay of a few events is direct gets (batched on 2.11+, one per sequence before), no consumer", async () => {
     const s = fx.sync();
     const topic = s.topic({ id: "direct.events" });
     for (let i = 1; i <= 10; i++) await topic.publish({ data: i, tenantId: i % 2 ? "odd" : "even" });
@@ -39,12 +41,10 @@ describe("short replays", () => {
       events = await collect(topic.replay({ after: topic.cursorAt(6), tenantId: "odd" }));
     });
     expect(events.map((e) => (e as { data: number }).data)).toEqual([7, 9]);
-    if (featuresOf(fx.nc.info!.version).batchDirectGet) {
-      expect(kinds).toContain("DIRECT.GET");
-      expect(kinds).not.toContain("CONSUMER.CREATE");
-    } else {
-      expect(kinds).toContain("CONSUMER.CREATE");
-    }
+    expect(kinds).toContain("DIRECT.GET");
+    expect(kinds).not.toContain("CONSUMER.CREATE");
+    // One request for the range on 2.11+, one per sequence (7..10) before.
+    expect(kinds.filter((k) => k === "DIRECT.GET")).toHaveLength(featuresOf(fx.nc.info!.version).batchDirectGet ? 1 : 4);
     // Whole topic, an until, and a range past the direct limit all read the same events.
     expect((await collect(topic.replay({ after: topic.cursorAt(2), until: topic.cursorAt(5) }))).map((e) => e.data)).toEqual([3, 4, 5]);
     expect((await collect(topic.replay({ after: topic.cursorAt(9) }))).map((e) => e.data)).toEqual([10]);
@@ -64,5 +64,33 @@ describe("short replays", () => {
     expect(tenant).toBeInstanceOf(RetentionGapError);
     expect((await collect(topic.replay({ after: topic.cursorAt(3), tenantId: "t" }))).map((e) => e.data)).toEqual([4, 5, 6]);
     expect(DIRECT_READ_MAX).toBeGreaterThanOrEqual(6);
+  });
+
+  it("read - direct-get replays yield exactly the events of the consumer path: tenants, after, until, gaps", async () => {
+    const s = fx.sync();
+    const topic = s.topic<number>({ id: "direct.same" });
+    const tenants = [undefined, "a", "b"] as const;
+    const total = DIRECT_READ_MAX + 16;
+    for (let i = 1; i <= total; i++) await topic.publish({ data: i, ...(i % 3 === 0 ? {} : { tenantId: tenants[i % 3] }) });
+    // Retention removes the first few: short reads that start below the window fail alike.
+    await fx.jsm.streams.purge(topicNames(s.namespace, "direct.same").stream, { seq: 5 });
+    for (const tenantId of tenants) {
+      // A whole-range replay is longer than any direct read: the ordered consumer path.
+      const all = await collect(topic.replay({ after: topic.cursorAt(4), ...(tenantId ? { tenantId } : {}) }));
+      for (let after = 0; after <= total; after += 5) {
+        for (const span of [1, 3, DIRECT_SINGLE_MAX, DIRECT_READ_MAX]) {
+          const until = after + span;
+          const read = topic.replay({ after: topic.cursorAt(after), until: topic.cursorAt(until), ...(tenantId ? { tenantId } : {}) });
+          if (after < 4) {
+            // A cursor below the retained window fails on either path, tenant or not.
+            expect(await failure(read)).toBeInstanceOf(RetentionGapError);
+            continue;
+          }
+          const got = await collect(read);
+          const want = all.filter((e) => e.streamSequence > after && e.streamSequence <= until);
+          expect(got, `after ${after} until ${until} tenant ${tenantId}`).toEqual(want);
+        }
+      }
+    }
   });
 });

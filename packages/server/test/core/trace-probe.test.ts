@@ -1,0 +1,51 @@
+/**
+ * The per-event header probe of a replay: a delivered event's header block is decoded only when
+ * it may carry a trace context, and an event that carries one still gets it.
+ */
+import { describe, expect, it } from "vitest";
+import { headers, type MsgHdrs } from "@nats-io/nats-core";
+import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { traceableHeaders } from "../../src/core/trace-probe.js";
+import { runtimeOf } from "../../src/core/topic.js";
+import { useCoreFixture } from "./fixture.js";
+
+const fx = useCoreFixture();
+const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+/** The stream's messages as an ordered push consumer delivers them (the replay's path). */
+async function delivered(stream: string, count: number): Promise<JsMsg[]> {
+  const consumer = await jetstream(fx.nc).consumers.getPushConsumer(stream);
+  const messages = await consumer.consume();
+  const out: JsMsg[] = [];
+  for await (const m of messages) if (out.push(m) === count) break;
+  messages.stop();
+  return out;
+}
+
+describe("trace probe", () => {
+  it("trace - a delivered event without traceparent is not decoded; one with it keeps its headers", async () => {
+    const topic = fx.sync().topic<number>({ id: "probe.events" });
+    await topic.publish({ data: 1 }); // no active span: Nats-Msg-Id and Nats-Expected-Stream only
+    const rt = runtimeOf(topic);
+    const traced: MsgHdrs = headers();
+    traced.set("traceparent", TRACEPARENT);
+    await jetstream(fx.nc).publish(rt.subjectFor(undefined), new TextEncoder().encode(JSON.stringify({ v: 1, ts: 1, d: 2 })), { headers: traced });
+
+    const [plain, withTrace] = await delivered(rt.streamName, 2);
+    // The plain event has a header block (its message id) that the probe leaves alone.
+    expect(traceableHeaders(plain!)).toBeUndefined();
+    expect(plain!.headers?.get("Nats-Msg-Id")).toMatch(/^!/);
+    expect(traceableHeaders(withTrace!)?.get("traceparent")).toBe(TRACEPARENT);
+    // A replay turns both into events; the decoded event data is the same either way.
+    const events = [];
+    for await (const e of topic.replay()) events.push(e.data);
+    expect(events).toEqual([1, 2]);
+  });
+
+  it("trace - a message whose internals are not nats.js 3's falls back to its headers", () => {
+    const h = headers();
+    h.set("Nats-Msg-Id", "x");
+    expect(traceableHeaders({ headers: h })).toBe(h);
+    expect(traceableHeaders({ headers: undefined })).toBeUndefined();
+  });
+});
