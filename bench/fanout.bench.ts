@@ -100,7 +100,7 @@ function sampler(server: Proc): CpuSampler {
 function verdictOf(s: CpuSampler): { shares: CpuShare[]; bottleneck: string } {
   const perProcess = s.stop();
   const shares = byName(perProcess);
-  return { shares, bottleneck: bottleneck(shares, cpus().length, perProcess) };
+  return { shares, bottleneck: bottleneck(shares, cpus().length, perProcess, s.machineCores) };
 }
 
 async function run(impl: Impl, n: number): Promise<Result> {

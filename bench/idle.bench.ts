@@ -108,4 +108,4 @@ console.log(`| deliveries (expected ${(SECONDS * N).toLocaleString("en-US")}) | 
 console.log(`| p50 publish-to-delivery, ms | ${got.hist.quantile(0.5).toFixed(2)} |  |`);
 console.log(`| p99 publish-to-delivery, ms | ${got.hist.quantile(0.99).toFixed(2)} |  |`);
 console.log(`| CPU during the events, cores | ${formatShares(shares)} |  |`);
-console.log(`| bottleneck | ${bottleneck(shares, cpus().length, perProcess)} |  |`);
+console.log(`| bottleneck | ${bottleneck(shares, cpus().length, perProcess, cpu.machineCores)} |  |`);

@@ -19,6 +19,17 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** Busy CPU seconds of the whole machine so far (every process, all cores), from /proc/stat. */
+export function machineBusySeconds(): number {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n")[0]!;
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 export interface CpuShare {
   name: string;
   /** Cores used on average over the phase (1 = one core busy all the time). */
@@ -30,6 +41,9 @@ export class CpuSampler {
   readonly #procs: { name: string; pid: number }[];
   #at = 0;
   #start: number[] = [];
+  #machine = 0;
+  /** Cores the whole machine used over the last phase (other people's work included). */
+  machineCores = Number.NaN;
 
   constructor(procs: { name: string; pid: number | undefined }[]) {
     this.#procs = procs.filter((p): p is { name: string; pid: number } => p.pid !== undefined);
@@ -38,10 +52,12 @@ export class CpuSampler {
   start(): void {
     this.#at = performance.now();
     this.#start = this.#procs.map((p) => cpuSeconds(p.pid));
+    this.#machine = machineBusySeconds();
   }
 
   stop(): CpuShare[] {
     const wall = (performance.now() - this.#at) / 1000;
+    this.machineCores = (machineBusySeconds() - this.#machine) / wall;
     return this.#procs.map((p, i) => ({ name: p.name, cores: (cpuSeconds(p.pid) - this.#start[i]!) / wall }));
   }
 }
@@ -55,14 +71,16 @@ export function byName(shares: CpuShare[]): CpuShare[] {
 
 /**
  * Names the bottleneck of a phase: the process that kept one core (a Node process is one
- * thread for JavaScript) busy most of the time; "cpu (machine)" when all together used the
- * machine's cores; else "none".
+ * thread for JavaScript) busy most of the time; else "machine" when the machine's cores were
+ * busy (with `machineCores` from the sampler: how much of that was other people's work); else
+ * "none saturated" with the busiest process.
  */
-export function bottleneck(shares: CpuShare[], cores: number, perProcess: CpuShare[]): string {
+export function bottleneck(shares: CpuShare[], cores: number, perProcess: CpuShare[], machineCores = Number.NaN): string {
   const busiest = [...perProcess].sort((a, b) => b.cores - a.cores)[0];
   if (busiest && busiest.cores >= 0.85) return `${busiest.name} (${Math.round(busiest.cores * 100)}% of a core)`;
-  const total = shares.reduce((s, x) => s + x.cores, 0);
-  if (total >= 0.85 * cores) return `machine (${total.toFixed(1)} of ${cores} cores)`;
+  const ours = shares.reduce((s, x) => s + x.cores, 0);
+  const machine = Number.isNaN(machineCores) ? ours : Math.max(machineCores, ours);
+  if (machine >= 0.85 * cores) return `machine (${machine.toFixed(1)} of ${cores} cores busy, ${ours.toFixed(1)} by this run)`;
   return busiest ? `none saturated (top: ${busiest.name} ${Math.round(busiest.cores * 100)}%)` : "-";
 }
 
