@@ -44,6 +44,8 @@ export class CpuSampler {
   #machine = 0;
   /** Cores the whole machine used over the last phase (other people's work included). */
   machineCores = Number.NaN;
+  /** Wall seconds of the last phase. */
+  seconds = Number.NaN;
 
   constructor(procs: { name: string; pid: number | undefined }[]) {
     this.#procs = procs.filter((p): p is { name: string; pid: number } => p.pid !== undefined);
@@ -56,7 +58,7 @@ export class CpuSampler {
   }
 
   stop(): CpuShare[] {
-    const wall = (performance.now() - this.#at) / 1000;
+    const wall = (this.seconds = (performance.now() - this.#at) / 1000);
     this.machineCores = (machineBusySeconds() - this.#machine) / wall;
     return this.#procs.map((p, i) => ({ name: p.name, cores: (cpuSeconds(p.pid) - this.#start[i]!) / wall }));
   }

@@ -18,6 +18,8 @@ export interface Result {
   burstExpected: number;
   /** Cores each side used during the bursts (load generators summed) and the bottleneck. */
   burstCpu: CpuShare[];
+  /** Server CPU per delivered event during the bursts, µs (median over rounds): barely moved by other load. */
+  serverCpuMicros: number;
   burstBottleneck: string;
   latencyCpu: CpuShare[];
   latencyBottleneck: string;
@@ -61,6 +63,7 @@ export function printFanout(results: Result[], sizes: number[], rounds: number, 
     );
     line("bottleneck during the burst", text((r) => r.burstBottleneck));
     line("CPU during the burst, cores", text((r) => cores(r.burstCpu)));
+    line("server CPU per delivery in the burst, µs", num((r) => r.serverCpuMicros, 2), b && w ? fmt(b.serverCpuMicros / w.serverCpuMicros, 2) : "");
     line("p50 publish-to-delivery, ms", num((r) => r.p50, 2), b && w ? fmt(b.p50 / w.p50, 2) : "");
     const p99Ratio = b && w ? b.p99 / w.p99 : undefined;
     const p99Target = [
