@@ -9,6 +9,8 @@ import { Histogram, TOPIC, now, tenantOf, type Impl } from "./shared.js";
 
 interface Client {
   tenant: string;
+  /** Loopback source address the socket was opened from (resume uses the same). */
+  localAddress?: string;
   cursor?: string;
   events: number;
   close(): void;
@@ -39,9 +41,9 @@ function record(t: number): void {
 }
 
 /** Opens one client; resolves when it is subscribed (bridge: caught up). */
-function open(impl: Impl, port: number, tenant: string, cursor?: string): Promise<Client> {
+function open(impl: Impl, port: number, tenant: string, cursor?: string, localAddress?: string): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const client: Client = { tenant, cursor, events: 0, close: () => undefined };
+    const client: Client = { tenant, localAddress, cursor, events: 0, close: () => undefined };
     if (impl === "socketio") {
       const socket: Socket = io(`http://127.0.0.1:${port}`, {
         transports: ["websocket"],
@@ -59,7 +61,7 @@ function open(impl: Impl, port: number, tenant: string, cursor?: string): Promis
       return;
     }
     const url = impl === "ws" ? `ws://127.0.0.1:${port}/?tenant=${tenant}` : `ws://127.0.0.1:${port}/ws`;
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, localAddress });
     client.close = () => ws.terminate();
     ws.on("error", reject);
     ws.on("open", () => {
@@ -104,10 +106,10 @@ function open(impl: Impl, port: number, tenant: string, cursor?: string): Promis
 }
 
 /** Opens a client, retrying refused or reset connects (as real clients do) a few times. */
-async function openRetrying(impl: Impl, port: number, tenant: string, cursor?: string): Promise<Client> {
+async function openRetrying(impl: Impl, port: number, tenant: string, cursor?: string, localAddress?: string): Promise<Client> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await open(impl, port, tenant, cursor);
+      return await open(impl, port, tenant, cursor, localAddress);
     } catch (err) {
       if (attempt >= 5) throw err;
       await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
@@ -115,10 +117,15 @@ async function openRetrying(impl: Impl, port: number, tenant: string, cursor?: s
   }
 }
 
-async function connectAll(impl: Impl, port: number, n: number, tenants: number, wave: number, offset: number): Promise<number> {
+/** Opens `n` clients; client k is number offset + k * stride of the run (its tenant follows from that). */
+async function connectAll(impl: Impl, port: number, n: number, tenants: number, wave: number, offset: number, stride: number, addresses: string[]): Promise<number> {
   const start = now();
   for (let i = 0; i < n; i += wave) {
-    const batch = Array.from({ length: Math.min(wave, n - i) }, (_, k) => openRetrying(impl, port, tenantOf(offset + i + k, tenants)));
+    const batch = Array.from({ length: Math.min(wave, n - i) }, (_, k) => {
+      const index = offset + (i + k) * stride;
+      const address = addresses.length > 0 ? addresses[(i + k) % addresses.length] : undefined;
+      return openRetrying(impl, port, tenantOf(index, tenants), undefined, address);
+    });
     clients.push(...(await Promise.all(batch)));
   }
   return now() - start;
@@ -137,6 +144,8 @@ async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promis
         msg.tenants as number,
         (msg.wave as number) ?? 500,
         (msg.offset as number) ?? 0,
+        (msg.stride as number) ?? 1,
+        (msg.localAddresses as string[]) ?? [],
       );
       send({ cmd: "connected", ms });
       return;
@@ -170,7 +179,7 @@ async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promis
       delivered = 0;
       const start = now();
       const resumed = await Promise.all(
-        saved.map((c) => openRetrying("bridge", msg.port as number, c.tenant, c.cursor)),
+        saved.map((c) => openRetrying("bridge", msg.port as number, c.tenant, c.cursor, c.localAddress)),
       );
       const ms = now() - start;
       clients = resumed;

@@ -55,7 +55,8 @@ if (impl === "bridge") {
     logLevel: "warn",
     // Every load client comes from one loopback address, thousands at once in a reconnect storm:
     // the caps on sockets waiting for hello would measure themselves, not the bridge.
-    limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000, maxUnauthenticated: 1_000_000, maxUnauthenticatedPerAddress: 1_000_000 },
+    // Likewise the time for hello: a loaded machine takes longer than 10 s to answer 50,000.
+    limits: { maxConnectionsPerPrincipal: 1_000_000, subscribeRatePerSecond: 1_000, maxUnauthenticated: 1_000_000, maxUnauthenticatedPerAddress: 1_000_000, unauthenticatedTimeMs: 120_000 },
   });
   const server = await serveBridge(bridge, { port: 0, drainGraceMs: 0 });
   port = server.port;

@@ -14,6 +14,7 @@ import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
 import { drain } from "./drain.js";
 import { EventFrames } from "./frames.js";
+import { HubGroups } from "./hub-group.js";
 import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
 import { observeBridge } from "../observe/bridge-meter.js";
@@ -71,12 +72,14 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     return hub instanceof SharedHub ? hub : fallbackHubs.get(topic, tenantId);
   };
   const warned = new Set<string>();
+  const frames = new EventFrames();
   const context: BridgeContext<P> = {
     options,
     metrics: new BridgeMetrics(),
-    frames: new EventFrames(),
+    frames,
     hubIds: new HubIds(),
     hubOf,
+    groups: new HubGroups({ hubOf, frames }),
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
     unauthenticated: new UnauthenticatedCount(limits),
     connections: new Set(),

@@ -12,6 +12,7 @@ import type { UnauthenticatedCount } from "./unauthenticated.js";
 import type { BackpressurePoller } from "./backpressure.js";
 import type { Connection } from "./connection.js";
 import type { HubSource } from "./subscription.js";
+import type { HubGroups } from "./hub-group.js";
 
 /** @internal */
 export interface BridgeContext<P = unknown> {
@@ -21,6 +22,8 @@ export interface BridgeContext<P = unknown> {
   readonly hubIds: HubIds;
   /** The shared hub of a (topic, tenant): the topic's own, or the bridge's for another Topic implementation. */
   readonly hubOf: HubSource;
+  /** One live iteration per hub, sending each event to every caught-up subscription of it. */
+  readonly groups: HubGroups;
   readonly principals: PrincipalCounts;
   /** Sockets that have not said a valid `hello` yet (capped per process and per address). */
   readonly unauthenticated: UnauthenticatedCount;

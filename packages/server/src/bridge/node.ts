@@ -80,6 +80,9 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
   // `closeTimeout` (ws 8.20) is not in @types/ws yet.
   const wsOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
+    // (ws's default too) compression would give every socket a zlib context and compress each
+    // shared event frame once per socket
+    perMessageDeflate: false,
     maxPayload: bridge.limits.maxFrameBytes * 2,
     closeTimeout: options.closeTimeoutMs ?? 1_000,
   };

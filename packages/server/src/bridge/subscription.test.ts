@@ -3,6 +3,7 @@ import { ErrorCode, SubscriptionMode, type Cursor, type TidemarkEvent } from "@t
 import type { SharedHubSubscribeOptions } from "../hub/registry.js";
 import { EventFrames } from "./frames.js";
 import { HubIds } from "./hub-ids.js";
+import { HubGroups } from "./hub-group.js";
 import { BridgeMetrics } from "./metrics.js";
 import type { ExposedTopic } from "./options.js";
 import type { FrameText } from "./socket.js";
@@ -65,7 +66,8 @@ function fakeHub(events: TidemarkEvent[], pulled = { count: 0 }) {
 }
 
 function setup(hub: ReturnType<typeof fakeHub>, sink: FakeSink, topic: Partial<ExposedTopic["topic"]> = {}, mode: SubscriptionMode = SubscriptionMode.Hub) {
-  const context: SubscriptionContext = { hubIds: new HubIds(), hubOf: () => hub, frames: new EventFrames(), metrics: new BridgeMetrics(), log: () => undefined };
+  const frames = new EventFrames();
+  const context: SubscriptionContext = { hubIds: new HubIds(), hubOf: () => hub, frames, groups: new HubGroups({ hubOf: () => hub, frames }), metrics: new BridgeMetrics(), log: () => undefined };
   const exposed = { topic: topic as ExposedTopic["topic"], authorize: () => true };
   const sub = new Subscription(sink, context, { id: "s1", topicName: "t", tenantId: "acme", mode, exposed });
   return { sub, context };

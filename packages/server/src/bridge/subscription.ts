@@ -21,6 +21,7 @@ import type { ExposedTopic } from "./options.js";
 import type { BridgeContext } from "./context.js";
 import type { FrameText } from "./socket.js";
 import { encode } from "./frames.js";
+import type { GroupMember, HubGroups } from "./hub-group.js";
 
 const resetReasons: Partial<Record<string, ResetReason>> = {
   [ErrorCode.InvalidCursor]: ResetReason.InvalidCursor,
@@ -51,10 +52,14 @@ export interface SubscriptionSink<P = unknown> {
 export type HubSource = (topic: ExposedTopic<unknown>["topic"], tenantId: string | undefined) => Pick<SharedHub<unknown>, "subscribe">;
 
 /** @internal What a subscription uses of the bridge. */
-export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log">;
+export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log"> & { readonly groups: HubGroups };
 
-/** @internal */
-export class Subscription<P = unknown> implements HubProgress {
+/**
+ * @internal Hub mode: the subscription's own iteration of the hub replays and catches up; at the
+ * live edge it hands over to the bridge's group of its hub (hub-group.ts), which sends each
+ * event to every caught-up subscription at once, and takes over again when it falls behind.
+ */
+export class Subscription<P = unknown> implements HubProgress, GroupMember {
   readonly id: string;
   readonly topicName: string;
   readonly tenantId: string | undefined;
@@ -62,14 +67,23 @@ export class Subscription<P = unknown> implements HubProgress {
   readonly exposed: ExposedTopic<P>;
   readonly hubKey: string;
   readonly hubId: string;
-  /** The last cursor sent to the client (event or caught_up), for logs. */
+  /** The last cursor sent to the client (event or caught_up): where an own iteration resumes. */
   cursor: string | undefined;
+  /** Stream sequence of `cursor` (-1 before the first). */
+  position = -1;
   readonly #sink: SubscriptionSink<P>;
   readonly #context: SubscriptionContext;
   // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
   readonly #cancel = new Cancellation();
   /** Consecutive retries after broker trouble; reset when the subscription catches up. */
   #retries = 0;
+  /** The running own iteration of the hub (hub mode); none while the group delivers. */
+  #own: Cancellation | undefined;
+  /**
+   * Set when an own iteration takes over from the group (full buffer): reaching the live edge
+   * again without a replay or reset is not news, as when a paused iteration goes on.
+   */
+  #quiet = false;
 
   constructor(
     sink: SubscriptionSink<P>,
@@ -101,25 +115,75 @@ export class Subscription<P = unknown> implements HubProgress {
   stop(): void {
     if (this.#cancel.aborted) return;
     this.#cancel.abort();
+    this.#own?.abort();
+    this.#context.groups.leave(this);
     this.#context.hubIds.release(this.hubKey);
   }
 
-  /** @internal HubProgress: the replay reached the live edge. */
+  /** @internal HubProgress of the own iteration: at the live edge; then offered to the group. */
   onCaughtUp(cursor: Cursor): void {
     if (this.#cancel.aborted) return;
     this.#retries = 0;
+    let position: number;
+    try {
+      position = this.exposed.topic.cursorSequence(cursor);
+    } catch {
+      position = -1; // not a cursor of this topic's format: no group, the own iteration goes on
+    }
+    const quiet = this.#quiet && position <= this.position;
+    this.#quiet = false;
     this.cursor = cursor;
+    if (position > this.position) this.position = position;
+    if (!quiet) this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
+    if (position >= 0 && this.#own && !this.#own.aborted) this.#context.groups.offer(this, cursor);
+  }
+
+  /** @internal GroupMember: the group delivers from now on; the own iteration ends. */
+  joinedGroup(): void {
+    this.#own?.abort();
+    this.#own = undefined;
+  }
+
+  /** @internal GroupMember: the group stopped delivering (full buffer, or it ended). */
+  leftGroup(): void {
+    if (this.#cancel.aborted || this.#own) return;
+    this.#quiet = true;
+    this.#runHub(this.cursor).catch((err) => this.#fail(err));
+  }
+
+  /** @internal GroupMember */
+  canSend(): boolean {
+    return this.#sink.canSend();
+  }
+
+  /** @internal GroupMember: an event frame shared by the group's members. */
+  deliverShared(frame: FrameText, event: TidemarkEvent, lagSeconds: number): void {
+    const context = this.#context;
+    this.#sink.sendFrame(frame);
+    this.cursor = event.cursor;
+    this.position = event.streamSequence;
+    context.metrics.eventsDelivered++;
+    context.metrics.observeLag(lagSeconds);
+  }
+
+  /** @internal GroupMember: a newer watermark while idle. */
+  groupCaughtUp(cursor: Cursor, position: number): void {
+    this.cursor = cursor;
+    this.position = position;
     this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
   }
 
   /** @internal HubProgress: fell behind the hub's window and replays. */
   onReplay(): void {
+    this.#quiet = false; // fell behind the window: the caught_up after the replay is news
     this.#context.metrics.replays++;
   }
 
   async #runHub(initial: string | undefined): Promise<void> {
     const context = this.#context;
-    const signal = this.#cancel;
+    const signal = new Cancellation();
+    this.#own = signal;
+    if (this.#cancel.aborted) signal.abort();
     let after = initial;
     this.#retries = 0;
     while (!signal.aborted) {
@@ -152,6 +216,8 @@ export class Subscription<P = unknown> implements HubProgress {
         if (signal.aborted) return;
         context.metrics.bump(context.metrics.resets, reason);
         context.log("info", "subscription reset", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, reason });
+        this.position = -1; // a re-created stream counts from 1 again
+        this.#quiet = false;
         this.#sink.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
         after = head;
       }
@@ -175,6 +241,7 @@ export class Subscription<P = unknown> implements HubProgress {
     const context = this.#context;
     this.#sink.sendFrame(context.frames.frame(this.hubId, event));
     this.cursor = event.cursor;
+    this.position = event.streamSequence;
     context.metrics.eventsDelivered++;
     context.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);
   }

@@ -1,0 +1,72 @@
+import { describe, it, expect } from "vitest";
+import type { SharedHub, SharedHubSubscribeOptions, Topic } from "../../src/index.js";
+import type { TidemarkEvent } from "@tidemark/shared";
+import { ownTenants, useBridgeFixture } from "./fixture.js";
+
+const fx = useBridgeFixture();
+fx.tokens.set("alice", { id: "alice", tenants: ["a"] });
+const data = (f: Record<string, unknown>) => (f.event as { data: string }).data;
+
+/** The topic with its hubs' iterations counted: every event an iteration hands out is one pull. */
+function counted<T>(topic: Topic<T>) {
+  const stats = { pulls: 0, iterations: 0 };
+  const wrap = (hub: SharedHub<T>): SharedHub<T> => {
+    // keeps `instanceof SharedHub` (the bridge uses the topic's own hubs then)
+    const view = Object.create(hub) as SharedHub<T>;
+    view.subscribe = (options?: SharedHubSubscribeOptions) => ({
+      [Symbol.asyncIterator]: () => {
+        stats.iterations++;
+        const it = hub.subscribe(options)[Symbol.asyncIterator]();
+        return {
+          next: async () => {
+            const r = await it.next();
+            if (!r.done) stats.pulls++;
+            return r;
+          },
+          return: (v?: unknown) => it.return?.(v) ?? Promise.resolve({ done: true as const, value: undefined }),
+        } as AsyncIterator<TidemarkEvent<T>>;
+      },
+    });
+    return view;
+  };
+  const proxy = new Proxy(topic, {
+    get(target, prop) {
+      if (prop === "hub") return (o?: { tenantId?: string }) => wrap(target.hub(o) as SharedHub<T>);
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { topic: proxy, stats };
+}
+
+describe("bridge hub groups", () => {
+  it("bridge - caught-up sockets of one tenant read each live event through one hub iteration, each gets it once, in order", async () => {
+    const sync = fx.sync();
+    const real = sync.topic<string>({ id: "notes" });
+    await real.publish({ data: "a0", tenantId: "a" });
+    const { topic, stats } = counted(real);
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }], limits: { maxConnectionsPerPrincipal: 100 } }, sync);
+    const clients = await Promise.all(Array.from({ length: 20 }, () => run.connect("alice")));
+    const hubs = await Promise.all(clients.map((c) => c.subscribe({ id: "s", topic: "notes", tenantId: "a" })));
+    await Promise.all(clients.map((c) => c.next((f) => f.type === "caught_up")));
+
+    // One event at a time until the subscriptions share an iteration (they join it at the live
+    // edge, shortly after caught_up): then one pull per event, not one per socket.
+    const sent: string[] = [];
+    let pulls = Infinity;
+    for (let i = 1; i <= 40 && pulls > 1; i++) {
+      const before = stats.pulls;
+      sent.push(`a${i}`);
+      await real.publish({ data: `a${i}`, tenantId: "a" });
+      await Promise.all(clients.map((c, k) => c.events(String(hubs[k]!.hub), sent.length)));
+      pulls = stats.pulls - before;
+      if (pulls > 1) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pulls).toBe(1);
+    for (let i = 0; i < 10; i++) sent.push(`b${i}`);
+    const before = stats.pulls;
+    for (const d of sent.slice(-10)) await real.publish({ data: d, tenantId: "a" });
+    for (const [k, c] of clients.entries()) expect((await c.events(String(hubs[k]!.hub), sent.length)).map(data)).toEqual(sent);
+    expect(stats.pulls - before).toBe(10);
+  });
+});
