@@ -80,7 +80,7 @@ export function consumerConfig(spec: ConsumerSpec): Partial<ConsumerConfig> & { 
 export function consumerDrift(spec: ConsumerSpec, config: ConsumerConfig): string[] {
   const fields = declarationDrift(spec.declaration, decodeDeclaration(config.description), false);
   if (config.filter_subject !== spec.filterSubject && !fields.includes("tenantId")) fields.push("tenantId");
-  if (!spec.adoptLease && config.ack_wait !== spec.declaration.leaseMs * NS_PER_MS) fields.push("delivery.leaseMs");
+  if (!spec.adoptLease && ackWaitMs(config) !== spec.declaration.leaseMs) fields.push("delivery.leaseMs");
   if (config.ack_policy !== AckPolicy.Explicit && !fields.includes("consumer")) fields.push("consumer");
   return fields;
 }

@@ -103,6 +103,8 @@ export class ProcessWorker<T> implements Worker {
     await Promise.allSettled(this.#loops);
     if (this.#held.size > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     this.#lease.stop();
+    // The verdicts are fire-and-forget publishes: make sure the broker has them before resolving.
+    if (!this.#ctx.nc.isClosed()) await this.#ctx.nc.flush().catch(() => undefined);
   }
 
   /**

@@ -30,7 +30,7 @@ describe("process leases", () => {
     for (let n = 0; n < 6; n++) await topic.publish({ data: n });
     // Every handler of the child hangs: it holds its first four events, mid-handler.
     const child = await spawnWorker({ url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, hangAfter: 0 });
-    await until(() => child.lines.filter((l) => l.type === "start").length === 4, 20_000, "four handlers running in the child");
+    await until(() => child.lines.filter((l) => l.type === "start").length === 4, 60_000, "four handlers running in the child");
     const inFlight = child.lines.filter((l) => l.type === "start").map((l) => l.data as number);
     const seen = new Map<number, number[]>();
     const survivor = await topic.process(options, (e) => void seen.set(e.data, [...(seen.get(e.data) ?? []), e.attempt]));
@@ -137,5 +137,33 @@ describe("process leases", () => {
     const err = await rejection(topic.process({ consumer: "moved", start: "earliest", delivery: { ...delivery, leaseMs: 30_000 } }, () => undefined));
     expect(err).toBeInstanceOf(ResourceDriftError);
     expect(err.fields).toEqual(["delivery.leaseMs"]);
+  });
+
+  it("process - an event-loop stall shorter than two thirds of the lease keeps it; a stall longer than the lease lets the event go to another worker (at-least-once)", async () => {
+    // Each in a namespace of its own: one event, data 0, whose handler stalls the child's loop.
+    const run = async (consumer: string, leaseMs: number, blockMs: number) => {
+      const sync = fx.sync();
+      const topic = fx.topic<number>(topicOptions, sync);
+      const options: ProcessOptions = { consumer, start: "earliest", delivery: { ...delivery, leaseMs } };
+      await using child = await spawnWorker({ url: fx.nats.url, namespace: sync.namespace, topic: topicOptions, options, handlerMs: 200, blockOn: { data: 0, ms: blockMs } });
+      await topic.publish({ data: 0 });
+      // The child has it and stalls (stdout to a pipe is synchronous: the line is out first).
+      await child.waitFor((l) => l.type === "start" && l.data === 0);
+      const seen: number[] = [];
+      const competitor = await topic.process(options, (e) => void seen.push(e.attempt));
+      await child.waitFor((l) => l.type === "done" && l.data === 0, 20_000);
+      await sleep(leaseMs + 500);
+      await competitor.stop();
+      // Both verdicts were sent; the event is not pending any more either way.
+      expect((await consumerInfo(fx, topic, consumer)).num_ack_pending).toBe(0);
+      return { here: seen, there: child.lines.filter((l) => l.type === "start").map((l) => l.attempt) };
+    };
+    // 1 s stall, 3 s lease renewed every second: kept.
+    const kept = await run("stall-short", 3_000, 1_000);
+    // 2.5 s stall, 1 s lease: lapsed while the handler ran; the other worker got attempt 2.
+    const lapsed = await run("stall-long", 1_000, 2_500);
+    expect(kept).toEqual({ here: [], there: [1] });
+    expect(lapsed.here).toEqual([2]);
+    expect(lapsed.there).toEqual([1]);
   });
 });
