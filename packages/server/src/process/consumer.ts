@@ -18,6 +18,13 @@ import { isConsumerNotFound, isWrongLastSequence } from "../core/errors.js";
 import { declarationDrift, decodeDeclaration, encodeDeclaration, type Declaration, type StartPosition } from "./options.js";
 
 const NS_PER_MS = 1_000_000;
+/** The ack wait nats-server applies when a config has none. */
+const SERVER_ACK_WAIT_MS = 30_000;
+
+/** The lease a consumer's config makes the broker enforce, in ms. */
+export function ackWaitMs(config: Pick<ConsumerConfig, "ack_wait">): number {
+  return config.ack_wait === undefined ? SERVER_ACK_WAIT_MS : config.ack_wait / NS_PER_MS;
+}
 
 export interface ConsumerSpec {
   stream: string;
@@ -26,6 +33,17 @@ export interface ConsumerSpec {
   /** Start of a new consumer; an existing one resumes where it is. */
   start: StartPosition;
   declaration: Declaration;
+  /**
+   * The lease was not declared: the lease of a consumer that exists (or of another process's
+   * creation claim) is taken over instead of being drift. Consumers made by an older release
+   * (30 s by default) keep working with their lease.
+   */
+  adoptLease: boolean;
+}
+
+/** `spec` with the lease `leaseMs` when it adopts leases. */
+function withLease<S extends ConsumerSpec>(spec: S, leaseMs: number): S {
+  return spec.adoptLease ? { ...spec, declaration: { ...spec.declaration, leaseMs } } : spec;
 }
 
 /**
@@ -54,13 +72,15 @@ export function consumerConfig(spec: ConsumerSpec): Partial<ConsumerConfig> & { 
   return config;
 }
 
-/** Fields in which an existing consumer differs from the spec. */
+/**
+ * Fields in which an existing consumer differs from the spec. The lease is compared with the
+ * ack wait the broker enforces, not with the description (which records the lease the consumer
+ * was created with), so an operator's change of the ack wait is the lease from then on.
+ */
 export function consumerDrift(spec: ConsumerSpec, config: ConsumerConfig): string[] {
-  const fields = declarationDrift(spec.declaration, decodeDeclaration(config.description));
+  const fields = declarationDrift(spec.declaration, decodeDeclaration(config.description), false);
   if (config.filter_subject !== spec.filterSubject && !fields.includes("tenantId")) fields.push("tenantId");
-  if (config.ack_wait !== spec.declaration.leaseMs * NS_PER_MS && !fields.includes("delivery.leaseMs")) {
-    fields.push("delivery.leaseMs");
-  }
+  if (!spec.adoptLease && ackWaitMs(config) !== spec.declaration.leaseMs) fields.push("delivery.leaseMs");
   if (config.ack_policy !== AckPolicy.Explicit && !fields.includes("consumer")) fields.push("consumer");
   return fields;
 }
@@ -116,16 +136,17 @@ export async function ensureConsumers(
   label: string,
 ): Promise<ConsumerInfo> {
   const [main] = specs;
-  const addAll = async () => {
-    for (const spec of specs) await jsm.consumers.add(spec.stream, consumerConfig(spec));
+  const addAll = async (leaseMs = main.declaration.leaseMs) => {
+    for (const spec of specs) await jsm.consumers.add(spec.stream, consumerConfig(withLease(spec, leaseMs)));
   };
   for (let round = 0; round < ROUNDS; round++) {
     const existing = await info(jsm, main.stream, main.durable);
     if (existing) {
-      const fields = consumerDrift(main, existing.config);
+      const leaseMs = ackWaitMs(existing.config);
+      const fields = consumerDrift(withLease(main, leaseMs), existing.config);
       if (fields.length > 0) throw driftError(label, main, fields, existing.config);
       // The companion consumers carry the same declaration: made alike, or (re)made alike.
-      for (const spec of specs.slice(1)) {
+      for (const spec of specs.slice(1).map((s) => withLease(s, leaseMs))) {
         if (!(await info(jsm, spec.stream, spec.durable))) await jsm.consumers.add(spec.stream, consumerConfig(spec));
       }
       return existing;
@@ -140,9 +161,10 @@ export async function ensureConsumers(
       continue;
     }
     if (!outcome.held) continue; // released meanwhile: look again
-    const fields = declarationDrift(main.declaration, outcome.held.declaration);
-    if (fields.length === 0) {
-      await addAll();
+    const theirs = outcome.held.declaration;
+    const fields = declarationDrift(main.declaration, theirs, !main.adoptLease);
+    if (theirs && fields.length === 0) {
+      await addAll(theirs.leaseMs);
       continue;
     }
     if (outcome.held.ageMs > STALE_CLAIM_MS) {

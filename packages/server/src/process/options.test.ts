@@ -28,7 +28,10 @@ describe("process options", () => {
     expect(r.concurrency).toBe(1);
     expect(r.stopGraceMs).toBeUndefined();
     expect(r.start).toEqual({ kind: "after", sequence: 41 });
-    expect(r.declaration).toEqual({ tenantId: "acme", start: "after:41", maxAttempts: 4, backoffMs: [1_000, 5_000], leaseMs: 30_000 });
+    expect(r.declaration).toEqual({ tenantId: "acme", start: "after:41", maxAttempts: 4, backoffMs: [1_000, 5_000], leaseMs: 3_000 });
+    // The default lease is not declared: a worker adopts an existing consumer's.
+    expect(r.leaseDeclared).toBe(false);
+    expect(resolveProcessOptions({ ...base, delivery: { ...base.delivery, leaseMs: 3_000 } }, seq).leaseDeclared).toBe(true);
   });
 
   it("options - refuses bad consumer names, attempts, delays, concurrency and start with InvalidArgumentError", () => {
@@ -66,5 +69,7 @@ describe("process options", () => {
       "delivery.leaseMs",
     ]);
     expect(declarationDrift(d, undefined)).toEqual(["consumer"]);
+    // Without the lease (adopted, or compared with the ack wait instead).
+    expect(declarationDrift(d, { ...d, leaseMs: 1_000 }, false)).toEqual([]);
   });
 });

@@ -12,9 +12,16 @@ export const CONSUMER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Defaults of the optional process() settings. */
 export const PROCESS_DEFAULTS = {
   concurrency: 1,
-  /** Ack wait of the consumer; a running handler renews it every third of it. */
-  leaseMs: 30_000,
+  /**
+   * Ack wait of a consumer this worker creates: a dead worker's events are back after at most
+   * this long. Held events are renewed every third of it, so it does not bound handler time.
+   * Without `leaseMs` a worker adopts the lease of a consumer that exists.
+   */
+  leaseMs: 3_000,
 } as const;
+
+/** In-progress acks per lease: renewals every `leaseMs / 3`, so a stall of 2/3 of it is safe. */
+export const LEASE_RENEWALS = 3;
 
 const LIMITS = {
   maxAttempts: 10_000,
@@ -45,6 +52,8 @@ export interface ResolvedProcessOptions {
   concurrency: number;
   /** Deadline of a stop() without one; undefined: none. */
   stopGraceMs: number | undefined;
+  /** `delivery.leaseMs` was given: an existing consumer with another lease is drift, not adopted. */
+  leaseDeclared: boolean;
   declaration: Declaration;
 }
 
@@ -89,6 +98,7 @@ export function resolveProcessOptions(
     start,
     concurrency,
     stopGraceMs,
+    leaseDeclared: delivery.leaseMs !== undefined,
     declaration: {
       tenantId: options.tenantId ?? null,
       start: startText(start),
@@ -148,14 +158,17 @@ export function decodeDeclaration(description: string | undefined): Declaration 
   }
 }
 
-/** Public names of the fields in which `actual` differs from `expected`. */
-export function declarationDrift(expected: Declaration, actual: Declaration | undefined): string[] {
+/**
+ * Public names of the fields in which `actual` differs from `expected`. Without `lease` the
+ * lease is left out (it is adopted, or compared with the consumer's ack wait instead).
+ */
+export function declarationDrift(expected: Declaration, actual: Declaration | undefined, lease = true): string[] {
   if (!actual) return ["consumer"];
   const fields: string[] = [];
   if (expected.tenantId !== actual.tenantId) fields.push("tenantId");
   if (expected.start !== actual.start) fields.push("start");
   if (expected.maxAttempts !== actual.maxAttempts) fields.push("delivery.maxAttempts");
   if (JSON.stringify(expected.backoffMs) !== JSON.stringify(actual.backoffMs)) fields.push("delivery.backoffMs");
-  if (expected.leaseMs !== actual.leaseMs) fields.push("delivery.leaseMs");
+  if (lease && expected.leaseMs !== actual.leaseMs) fields.push("delivery.leaseMs");
   return fields;
 }

@@ -5,7 +5,7 @@
 import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
-import { ensureConsumers } from "./consumer.js";
+import { ackWaitMs, ensureConsumers } from "./consumer.js";
 import { claimSubject, durableName, redriveSubject } from "../core/broker-names.js";
 import { resolveProcessOptions } from "./options.js";
 import { ProcessWorker } from "./worker.js";
@@ -29,6 +29,7 @@ export async function startWorker<T>(
   if (typeof handler !== "function") throw new InvalidArgumentError("process() needs a handler function");
   const resolved = resolveProcessOptions(options, (cursor) => runtime.cursorSequence(cursor));
   const filterSubject = runtime.filterFor(resolved.tenantId);
+  const adoptLease = !resolved.leaseDeclared;
   try {
     const { nc, js, jsm, incarnation } = await runtime.ready();
     const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
@@ -37,13 +38,14 @@ export async function startWorker<T>(
       jsm,
       { js, stream: runtime.deadLetterStreamName, subject: claimSubject(runtime.names, resolved.consumer) },
       [
-        { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration },
+        { stream: runtime.streamName, durable, filterSubject, start: resolved.start, declaration: resolved.declaration, adoptLease },
         {
           stream: runtime.deadLetterStreamName,
           durable,
           filterSubject: redriveSubject(runtime.names, resolved.consumer),
           start: { kind: "earliest" },
           declaration: resolved.declaration,
+          adoptLease,
         },
       ],
       label,
@@ -52,6 +54,9 @@ export async function startWorker<T>(
       js.consumers.get(runtime.streamName, durable),
       js.consumers.get(runtime.deadLetterStreamName, durable),
     ]);
+    // Renew at the leases the broker enforces (adopted, or changed by an operator), the shorter.
+    const ackWaits = await Promise.all([events.info(true), redrive.info(true)]);
+    const leaseMs = Math.min(...ackWaits.map((i) => ackWaitMs(i.config)));
     return new ProcessWorker<T>({
       runtime,
       nc,
@@ -62,6 +67,7 @@ export async function startWorker<T>(
       events,
       redrive,
       consumerEpoch: Date.parse(info.created).toString(36),
+      leaseMs,
       handler,
     });
   } catch (err) {

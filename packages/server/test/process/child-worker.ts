@@ -12,6 +12,8 @@ export interface ChildConfig {
   options: ProcessOptions;
   /** Handler time per event, ms. */
   handlerMs?: number;
+  /** Event data values on which the handler blocks the event loop (a synchronous busy wait), ms. */
+  blockOn?: { data: unknown; ms: number };
   /** Event data values on which the handler never returns. */
   hangOn?: unknown[];
   /** After this many handler starts, every further handler hangs (a worker stuck mid-work). */
@@ -52,6 +54,12 @@ const worker = await topic.process(cfg.options, async (e) => {
   }
   if (cfg.hangOn?.includes(e.data) || (cfg.hangAfter !== undefined && starts > cfg.hangAfter)) {
     await new Promise(() => undefined);
+  }
+  if (cfg.blockOn && cfg.blockOn.data === e.data) {
+    const until = Date.now() + cfg.blockOn.ms;
+    while (Date.now() < until) {
+      // A stalled event loop: no timer of the worker runs meanwhile.
+    }
   }
   if (cfg.handlerMs) await new Promise((r) => setTimeout(r, cfg.handlerMs));
   const poisoned = cfg.failWhen !== undefined && (e.data as number) % cfg.failWhen.mod === cfg.failWhen.rem;
