@@ -93,8 +93,9 @@ export interface ProcessOptions {
     backoffMs: number[];
     /**
      * Ack wait of the consumer: an event whose worker died is redelivered after this long. A
-     * running handler renews it (in-progress acks), so it does not bound handler time.
-     * @default 30000
+     * running handler renews it (in-progress acks every third of it), so it does not bound
+     * handler time. Unset, a worker adopts an existing consumer's ack wait.
+     * @default 3000
      */
     leaseMs?: number;
   };
