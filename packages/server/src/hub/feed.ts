@@ -11,7 +11,7 @@
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { IncarnationCursors } from "./incarnation.js";
+import { failureOf, IncarnationCursors } from "./incarnation.js";
 import { backoff } from "./limit.js";
 
 /** Retries after broker trouble before the followers get the error (~30 s), as for a follower. */
@@ -107,7 +107,8 @@ export class TopicFeed<T = unknown> {
           await backoff(++failures);
           continue;
         }
-        this.fail(err);
+        const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors.incarnation);
+        if (!signal.aborted) this.fail(failure);
         return;
       }
     }

@@ -9,7 +9,7 @@
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
+import { IncarnationCursors, recreated, sameIncarnation, incarnationOf, failureOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
 import type { TopicFeed } from "./feed.js";
@@ -255,7 +255,8 @@ export class Follower<T = unknown> {
       }
     } catch (err) {
       if (signal.aborted) return;
-      this.fail(err);
+      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
+      if (!signal.aborted) this.fail(failure);
     }
   }
 
@@ -313,7 +314,8 @@ export class Follower<T = unknown> {
       this.#wake();
     } catch (err) {
       if (signal.aborted) return;
-      this.fail(err);
+      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
+      if (!signal.aborted) this.fail(failure);
     }
   }
 
