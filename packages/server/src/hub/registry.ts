@@ -28,9 +28,7 @@ const defaults: Required<HubRegistryOptions> = {
   watermarkIntervalMs: 60_000,
   windowPollMs: 2_000,
   sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
-  // "topic" (one consumer per topic) is opt-in until the contract suite passes on it every run:
-  // a re-creation under a held bridge subscription was seen to leave it without new events.
-  hubMode: "tenant",
+  hubMode: "topic",
   maxCatchUps: 64,
 };
 
