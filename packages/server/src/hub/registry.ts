@@ -202,7 +202,7 @@ export class HubRegistry {
       if (head.serial <= running.startSerial) return undefined;
       running.fail(recreated(topic.id));
     }
-    const feed = new TopicFeed<T>(topic, head);
+    const feed = new TopicFeed<T>(topic, head, this.#settings);
     feed.onEnd = () => {
       if (this.#feeds.get(key) === (feed as TopicFeed<unknown>)) this.#feeds.delete(key);
     };
