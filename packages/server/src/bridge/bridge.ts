@@ -97,6 +97,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const sync = options.sync;
   const extra = () => ({
     hubFollowers: (sync ? hubRegistryOf(sync).followerCount : 0) + fallbackHubs.followerCount,
+    hubFeeds: (sync ? hubRegistryOf(sync).feedCount : 0) + fallbackHubs.feedCount,
     hubs: context.hubIds.size,
     draining: context.draining,
     jetstreamConsumers: sync?.stats().consumers ?? 0,

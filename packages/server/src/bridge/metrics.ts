@@ -8,6 +8,8 @@ import type { BridgeSnapshot } from "../observe/bridge-meter.js";
 /** What the bridge adds from outside the counters (hubs, the Sync, the drain state). */
 export interface BridgeExtra {
   hubFollowers: number;
+  /** Whole-topic feeds of hub mode "topic" (one JetStream consumer each). */
+  hubFeeds: number;
   hubs: number;
   draining: boolean;
   unauthenticated: number;
@@ -82,6 +84,7 @@ export class BridgeMetrics {
     metric("tidemark_bridge_subscriptions", "gauge", "Open subscriptions by mode.", labelled("mode", this.subscriptions));
     metric("tidemark_bridge_hubs", "gauge", "Distinct (topic, tenant, mode) in use by this bridge.", [["", extra.hubs]]);
     metric("tidemark_hub_followers", "gauge", "Hub followers (one JetStream consumer each) of the process.", [["", extra.hubFollowers]]);
+    metric("tidemark_hub_feeds", "gauge", "Whole-topic hub feeds (hub mode topic: one JetStream consumer per topic) of the process.", [["", extra.hubFeeds]]);
     metric("tidemark_jetstream_consumers", "gauge", "JetStream consumers the Sync's reads hold open (sync.stats().consumers).", [["", extra.jetstreamConsumers]]);
     metric("tidemark_bridge_events_delivered_total", "counter", "Event frames sent.", [["", this.eventsDelivered]]);
     metric("tidemark_bridge_live_events_dropped_total", "counter", "Live-mode events dropped for backpressure.", [["", this.liveEventsDropped]]);

@@ -37,7 +37,7 @@ export interface HubRegistryOptions {
   windowPollMs?: number;
   /** Estimated size of an event in the window. @default JSON length of `data` + 200 */
   sizeOf?: (event: TidemarkEvent) => number;
-  /** Hub mode of every topic, or a choice per topic id. @default "tenant" ("topic" is opt-in for now) */
+  /** Hub mode of every topic, or a choice per topic id. @default "topic" */
   hubMode?: HubMode | ((topicId: string) => HubMode);
   /**
    * Follower catch-up replays (short-lived tenant-filtered consumers, one per resuming tenant)

@@ -7,12 +7,25 @@
  *
  * The feed's position is a watermark for every attached follower: every event up to it was
  * handed out, so an idle tenant's watermark moves there without a broker lookup.
+ *
+ * The feed keeps its recent events (`backlog.ts`) and extends them backwards on demand with one
+ * whole-topic replay shared by every follower that asks meanwhile (`cover`): a storm of tenants
+ * resuming a little behind the head costs a read or two, not a replay per tenant.
  */
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { IncarnationCursors } from "./incarnation.js";
+import { failureOf, IncarnationCursors } from "./incarnation.js";
 import { backoff } from "./limit.js";
+import { Backlog } from "./backlog.js";
+
+/** @internal Bounds of a feed's backlog: `maxBackfillSequences` behind its newest event (and 64 MiB by `sizeOf`). */
+export interface BacklogSettings {
+  maxBackfillSequences: number;
+  sizeOf: (event: TidemarkEvent) => number;
+}
+
+const BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /** Retries after broker trouble before the followers get the error (~30 s), as for a follower. */
 const MAX_RETRIES = 10;
@@ -36,14 +49,19 @@ export class TopicFeed<T = unknown> {
   position: number;
   /** Called once when the feed stops (its last follower left, or it failed). */
   onEnd: (() => void) | undefined;
+  readonly backlog: Backlog<T>;
   readonly #members = new Map<string | undefined, FeedMember<T>>();
   readonly #abort = new AbortController();
+  /** The lowest position asked for by `cover` since the last extension started. */
+  #wanted: number | undefined;
+  #extending: Promise<boolean> | undefined;
 
-  constructor(topic: Topic<T>, head: HeadRead) {
+  constructor(topic: Topic<T>, head: HeadRead, settings: BacklogSettings) {
     this.topic = topic;
     this.cursors = new IncarnationCursors(head.cursor, (s) => topic.cursorAt(s));
     this.startSerial = head.serial;
     this.position = head.sequence;
+    this.backlog = new Backlog<T>(head.sequence, settings.maxBackfillSequences, BACKLOG_BYTES, settings.sizeOf);
     void this.#run();
   }
 
@@ -79,8 +97,43 @@ export class TopicFeed<T = unknown> {
     this.#members.clear();
   }
 
+  /**
+   * Resolves true once the backlog holds every event above `position` — extending it backwards
+   * by one whole-topic replay, shared by every follower asking meanwhile — or false when it
+   * cannot (more than `maxBackfillSequences` behind, retention removed some, broker trouble):
+   * the follower then replays its tenant itself, and reports what that finds.
+   */
+  async cover(position: number): Promise<boolean> {
+    while (position < this.backlog.floor) {
+      if (this.position - position > this.backlog.maxSequences || this.stopped) return false;
+      this.#wanted = Math.min(this.#wanted ?? position, position);
+      this.#extending ??= this.#extend().finally(() => (this.#extending = undefined));
+      if (!(await this.#extending) && position < this.backlog.floor) return false;
+    }
+    return true;
+  }
+
+  async #extend(): Promise<boolean> {
+    const from = this.#wanted!;
+    this.#wanted = undefined;
+    const until = this.backlog.floor;
+    if (from >= until) return true;
+    const events: TidemarkEvent<T>[] = [];
+    try {
+      const signal = this.#abort.signal;
+      for await (const e of this.topic.replay({ after: this.cursors.at(from), until: this.cursors.at(until), signal })) events.push(e);
+    } catch {
+      return false;
+    }
+    // The backlog moved meanwhile (trimmed, or a removal): what was read no longer joins it.
+    if (this.backlog.floor !== until || this.stopped) return false;
+    this.backlog.prepend(events, from);
+    return true;
+  }
+
   #dispatch(event: TidemarkEvent<T>): void {
     this.position = event.streamSequence;
+    this.backlog.push(event);
     this.#members.get(event.tenantId)?.deliver(event);
     // A hub without a tenant reads the whole topic.
     if (event.tenantId !== undefined) this.#members.get(undefined)?.deliver(event);
@@ -107,7 +160,8 @@ export class TopicFeed<T = unknown> {
           await backoff(++failures);
           continue;
         }
-        this.fail(err);
+        const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors.incarnation);
+        if (!signal.aborted) this.fail(failure);
         return;
       }
     }
@@ -131,6 +185,7 @@ export class TopicFeed<T = unknown> {
       }
     }
     this.position = first - 1;
+    this.backlog.jump(first);
     if (this.#members.size === 0) this.stop();
   }
 }

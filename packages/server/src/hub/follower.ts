@@ -9,33 +9,18 @@
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
+import { IncarnationCursors, recreated, sameIncarnation, incarnationOf, failureOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
+import { backoff } from "./limit.js";
 import type { TopicFeed } from "./feed.js";
-import { backoff, type Limiter } from "./limit.js";
 import { recordDelivery } from "../observe/trace.js";
+import { deferred, type FeedLink, type HubSettings } from "./settings.js";
+
+export type { HubSettings };
 
 /** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
 const MAX_RETRIES = 10;
-
-/** @internal Resolved hub settings. */
-export interface HubSettings {
-  ringEvents: number;
-  ringBytes: number;
-  maxBackfillSequences: number;
-  watermarkIntervalMs: number;
-  windowPollMs: number;
-  sizeOf: (event: TidemarkEvent) => number;
-}
-
-/** @internal How a follower of hub mode "topic" reaches its topic's feed (see `feed.ts`). */
-export interface FeedLink<T> {
-  /** The running feed of the head's incarnation (started at that head if none runs). */
-  feedFor(head: HeadRead): TopicFeed<T> | undefined;
-  /** Bound on catch-up replays at once. */
-  limiter: Limiter;
-}
 
 /** @internal */
 export class Follower<T = unknown> {
@@ -255,7 +240,8 @@ export class Follower<T = unknown> {
       }
     } catch (err) {
       if (signal.aborted) return;
-      this.fail(err);
+      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
+      if (!signal.aborted) this.fail(failure);
     }
   }
 
@@ -280,6 +266,15 @@ export class Follower<T = unknown> {
       this.#feed = feed;
       this.#buffer = [];
       const seam = feed.attach(this);
+      // Served from the feed's recent events when it holds (or can read, once for every tenant
+      // asking) everything above our position; else a replay of our own, below.
+      if (this.#last < seam && (await feed.cover(this.#last)) && !signal.aborted) {
+        const events = feed.backlog.slice(tenantId, this.#last, seam);
+        if (events) {
+          for (const event of events) this.#push(event);
+          if (this.#last < seam) this.#last = seam;
+        }
+      }
       let failures = 0;
       while (this.#last < seam && !signal.aborted) {
         const release = await link.limiter.acquire();
@@ -313,7 +308,8 @@ export class Follower<T = unknown> {
       this.#wake();
     } catch (err) {
       if (signal.aborted) return;
-      this.fail(err);
+      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
+      if (!signal.aborted) this.fail(failure);
     }
   }
 
@@ -335,15 +331,4 @@ export class Follower<T = unknown> {
     this.#tick = deferred();
     tick.resolve();
   }
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve: () => void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

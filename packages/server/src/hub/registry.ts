@@ -28,9 +28,7 @@ const defaults: Required<HubRegistryOptions> = {
   watermarkIntervalMs: 60_000,
   windowPollMs: 2_000,
   sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
-  // "topic" (one consumer per topic) is opt-in until the contract suite passes on it every run:
-  // a re-creation under a held bridge subscription was seen to leave it without new events.
-  hubMode: "tenant",
+  hubMode: "topic",
   maxCatchUps: 64,
 };
 
@@ -204,7 +202,7 @@ export class HubRegistry {
       if (head.serial <= running.startSerial) return undefined;
       running.fail(recreated(topic.id));
     }
-    const feed = new TopicFeed<T>(topic, head);
+    const feed = new TopicFeed<T>(topic, head, this.#settings);
     feed.onEnd = () => {
       if (this.#feeds.get(key) === (feed as TopicFeed<unknown>)) this.#feeds.delete(key);
     };

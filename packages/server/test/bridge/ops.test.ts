@@ -119,6 +119,7 @@ describe("bridge operations", () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(await consumersOf(fx.nats, sync.namespace)).toBe(consumers);
       expect(run.bridge.metrics()).toMatch(/^tidemark_hub_followers 3$/m);
+      expect(run.bridge.metrics()).toMatch(new RegExp(`^tidemark_hub_feeds ${hubMode === "topic" ? 1 : 0}$`, "m"));
       expect(run.bridge.metrics()).toMatch(new RegExp(`^tidemark_jetstream_consumers ${consumers}$`, "m"));
     });
   }

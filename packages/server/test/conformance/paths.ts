@@ -110,10 +110,15 @@ export class HeldReader {
     return this.#eventsOf(i < 0 ? this.#client!.log : this.#client!.log.slice(0, i));
   }
 
-  /** Waits until `n` events arrived (or the reader reported something), then a moment for extras. */
-  async settle(n: number, report = "none"): Promise<void> {
+  /**
+   * Waits until `n` events arrived (or the reader reported something), then a moment for extras.
+   * With `reported`, waits for the report even when no event is due: a hub subscription reports
+   * its gap or mismatch from iteration, some time after it was opened.
+   */
+  async settle(n: number, report = "none", reported = false): Promise<void> {
     const end = Date.now() + WAIT_MS;
-    while (this.events.length < n && this.observed().report === report && Date.now() < end) await sleep(20);
+    const waiting = () => this.observed().report === report && (this.events.length < n || reported);
+    while (waiting() && Date.now() < end) await sleep(20);
     await sleep(n === this.events.length ? 50 : 0);
   }
 

@@ -1,7 +1,8 @@
 /**
  * Runs a model property with the suite's settings: a bounded number of runs by default,
  * `TIDEMARK_MODEL_RUNS=N` for more, `TIDEMARK_MODEL_SEED` (and `TIDEMARK_MODEL_PATH`) to replay
- * a failure. A failing run throws with its seed, its path and the shrunk command list.
+ * a failure, `TIDEMARK_MODEL_HUB_MODE` (`topic` or `tenant`) to pick the hub mode. A failing run
+ * throws with its seed, its path and the shrunk command list.
  */
 import fc from "fast-check";
 

@@ -3,7 +3,7 @@
  * a second Sync (another process) that can destroy and re-create it, and a bridge on a port
  * that survives restarts.
  */
-import { createNodeBridge, expose, serveBridge, type Bridge, type BridgeServer, type Sync, type Topic } from "../../src/index.js";
+import { createNodeBridge, expose, serveBridge, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
 
 /** What the suite publishes: a counter and some padding to push the byte window. */
 export interface Payload {
@@ -18,7 +18,15 @@ export const READER_TOKEN = "model-reader";
  * Hubs look at the retained window every 100 ms (default 2 s) so idle watermarks keep up with
  * the suite's small window; see PRESSURE_PACE_MS.
  */
-export const HUB_OPTIONS = { windowPollMs: 100 };
+export const HUB_OPTIONS = { windowPollMs: 100, ...hubModeFromEnv() };
+
+/** `TIDEMARK_MODEL_HUB_MODE=tenant` runs the suite on per-tenant followers; the default is the hubs' own. */
+function hubModeFromEnv(): { hubMode?: HubMode } {
+  const mode = process.env.TIDEMARK_MODEL_HUB_MODE;
+  if (mode === undefined || mode === "") return {};
+  if (mode !== "topic" && mode !== "tenant") throw new Error(`TIDEMARK_MODEL_HUB_MODE must be "topic" or "tenant", got ${JSON.stringify(mode)}`);
+  return { hubMode: mode };
+}
 
 /**
  * While subscriptions are held, retention pressure publishes one padded event per 250 ms: the

@@ -189,7 +189,7 @@ export class World {
     const [strict, known] = this.#expect(reader, path);
     const held = await HeldReader.open(this.system, path, reader.tenant, reader.saved.cursor);
     const wait = known ?? strict;
-    await held.settle(wait.kind === "events" ? wait.events.length : 0);
+    await held.settle(wait.kind === "events" ? wait.events.length : 0, "none", wait.kind !== "events");
     const observed = held.observed();
     const expected = known && observed.report === "none" ? known : strict;
     this.check(`held ${path} subscription of ${name} from ${this.show(reader.saved)}`, expected, observed, observed.report);

@@ -95,4 +95,29 @@ describe("hub topic feed", () => {
     ac.abort();
     hubs.close();
   });
+
+  it("hub - hubMode topic: a storm of tenants resuming a little behind the head is served by one or two whole-topic reads, not a replay per tenant", async () => {
+    const topic = spyTopic(fx.sync().topic<number>({ id: "feed" }));
+    const hubs = new HubRegistry({ hubMode: "topic" });
+    const tenants = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    for (let round = 0; round < 5; round++) for (const t of tenants) await topic.publish({ data: round, tenantId: t });
+    // Each tenant resumes after its second event (a bridge restart: every client one or more behind).
+    const events = await collect(topic.replay());
+    const cursors = tenants.map((t) => events.filter((e) => e.tenantId === t)[1]!.cursor);
+    const ac = new AbortController();
+    const readers = tenants.map((t, i) => read(hubs.get(topic, t), { after: cursors[i], signal: ac.signal }));
+    await eventually(() => readers.every((r) => r.caughtUp >= 1), 20_000, "every tenant caught up");
+    await Promise.all(tenants.map((t) => topic.publish({ data: 9, tenantId: t })));
+    await eventually(() => readers.every((r) => r.events.length === 4), 20_000, "every tenant's events");
+    await new Promise((r) => setTimeout(r, 200));
+    for (const [i, r] of readers.entries()) {
+      expect(r.error).toBeUndefined();
+      expect(r.events.map((e) => e.data)).toEqual([2, 3, 4, 9]);
+      expect(r.events.every((e) => e.tenantId === tenants[i])).toBe(true);
+    }
+    expect(topic.calls.follow).toBe(1);
+    expect(topic.calls.replay).toBeLessThanOrEqual(3);
+    ac.abort();
+    hubs.close();
+  });
 });

@@ -1,8 +1,8 @@
 import { describe, it, expect } from "vitest";
-import { CursorMismatchError, decodeCursor, type TidemarkEvent } from "@tidemark/shared";
-import type { SharedHub, Topic } from "../../src/index.js";
+import { CursorMismatchError, decodeCursor, InternalError, type TidemarkEvent } from "@tidemark/shared";
+import { HubRegistry, type SharedHub, type Topic } from "../../src/index.js";
 import { collect, failure, useCoreFixture } from "../core/fixture.js";
-import { eventually } from "./fixture.js";
+import { eventually, spyTopic } from "./fixture.js";
 
 const fx = useCoreFixture();
 const incarnation = (cursor: string) => decodeCursor(cursor).incarnation;
@@ -13,8 +13,11 @@ async function publishMany(topic: Topic<number>, tenantId: string | undefined, f
 
 /** Reads a hub subscription in the background; `error` is where it failed, if it did. */
 function reader<T>(topic: Topic<T>, tenantId: string, options: { after?: string; signal?: AbortSignal } = {}) {
+  return readHub(topic.hub({ tenantId }) as SharedHub<T>, options);
+}
+
+function readHub<T>(hub: SharedHub<T>, options: { after?: string; signal?: AbortSignal } = {}) {
   const state = { events: [] as TidemarkEvent<T>[], caughtUp: 0, error: undefined as unknown, done: undefined as unknown as Promise<void> };
-  const hub = topic.hub({ tenantId }) as SharedHub<T>;
   state.done = (async () => {
     try {
       for await (const e of hub.subscribe({ ...options, progress: { onCaughtUp: () => state.caughtUp++ } })) state.events.push(e);
@@ -93,4 +96,57 @@ describe("hub incarnations", () => {
     await Promise.all([again.done, resumedNew.done]);
     expect(again.error ?? resumedNew.error).toBeUndefined();
   });
+
+  for (const hubMode of ["topic", "tenant"] as const) {
+    for (const by of ["self", "other"] as const) {
+      it(`hub - hubMode ${hubMode}: a follow that fails because its stream was destroyed under it (re-created by ${by === "self" ? "this process" : "another process"}) ends its subscribers with CursorMismatchError; a fresh subscriber gets the new incarnation`, async () => {
+        // The contract suite's seed -2009645363: the stream is destroyed between the follow's
+        // window read and its consumer's creation, and nats.js says "stream not found". The
+        // follow is held back until the topic was destroyed and re-created, then fails with that
+        // error (from the real run); windowPollMs is long so only the failure can tell the hub.
+        const sync = fx.sync({ hubs: { hubMode } });
+        const real = sync.topic<number>({ id: "feed" });
+        const elsewhere = by === "self" ? real : fx.sync({ namespace: sync.namespace }).topic<number>({ id: "feed" });
+        let recreate!: () => void;
+        const recreatedNow = new Promise<void>((r) => (recreate = r));
+        let follows = 0;
+        const topic = spyTopic(real, {
+          follow: (o) =>
+            ++follows > 1
+              ? real.follow(o)
+              : {
+                  async *[Symbol.asyncIterator]() {
+                    await recreatedNow;
+                    yield* [];
+                    throw new InternalError('topic "feed" failed: stream not found');
+                  },
+                },
+        });
+        await real.head();
+        const hubs = new HubRegistry({ hubMode, windowPollMs: 60_000 });
+        const ac = new AbortController();
+        const held = readHub(hubs.get(topic, "a"), { signal: ac.signal });
+        await eventually(() => held.caughtUp === 1, 10_000, "caught up");
+        if (by === "other") await elsewhere.head();
+        await elsewhere.destroy();
+        await elsewhere.head();
+        if (by === "other") await real.head();
+        recreate();
+        await eventually(() => held.error !== undefined, 10_000, "the held subscriber failed");
+        expect(held.error).toBeInstanceOf(CursorMismatchError);
+        expect(held.events).toEqual([]);
+        const head = await real.head();
+        const fresh = readHub(hubs.get(topic, "a"), { after: head, signal: ac.signal });
+        await eventually(() => fresh.caughtUp === 1, 10_000, "fresh caught up");
+        await publishMany(real, "a", 200, 2);
+        await eventually(() => fresh.events.length === 2, 10_000, "new events");
+        expect(fresh.events.map((e) => e.data)).toEqual([200, 201]);
+        for (const e of fresh.events) expect(incarnation(e.cursor)).toBe(incarnation(head));
+        ac.abort();
+        await fresh.done;
+        expect(fresh.error).toBeUndefined();
+        hubs.close();
+      });
+    }
+  }
 });

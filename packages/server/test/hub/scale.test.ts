@@ -1,6 +1,6 @@
 /**
  * Issue 14: broker cost per process grows with exposed topics, not with online tenants
- * (hub mode "topic"). Consumers are counted by the broker's own monitoring endpoint.
+ * (hub mode "topic", the default). Consumers are counted by the broker's own monitoring endpoint.
  */
 import { describe, it, expect } from "vitest";
 import type { TidemarkEvent } from "@tidemark/shared";
@@ -14,8 +14,9 @@ const BRIDGED = 20;
 for (let i = 0; i < BRIDGED; i++) fx.tokens.set(`u${i}`, { id: `u${i}`, tenants: [`w${i}`] });
 
 describe("hub scale", () => {
-  it("hub - 1,000 tenants subscribed by hub().subscribe and 20 more through a bridge hold one JetStream consumer per topic", async () => {
-    const sync = fx.sync({ hubs: { windowPollMs: 500, hubMode: "topic" } });
+  it("hub - by default, 1,000 tenants subscribed by hub().subscribe and 20 more through a bridge hold one JetStream consumer per topic", async () => {
+    // No hubMode: "topic" is the default.
+    const sync = fx.sync({ hubs: { windowPollMs: 500 } });
     const notes = sync.topic<number>({ id: "notes" });
     const alerts = sync.topic<number>({ id: "alerts" });
     await notes.publish({ data: -1, tenantId: "t0" });

@@ -1,0 +1,109 @@
+/**
+ * A topic feed's recent whole-topic events, indexed by tenant (hub mode "topic"). It holds every
+ * event with a stream sequence in `(floor, top]`, so a follower resuming at or above `floor` gets
+ * its tenant's events from memory instead of a replay consumer of its own: after a bridge
+ * restart, a storm of resuming tenants costs one whole-topic read, not one replay each.
+ * Bounded by sequence distance from the newest event and by bytes; the oldest go first.
+ */
+import type { TidemarkEvent } from "@tidemark/shared";
+
+/** @internal */
+export class Backlog<T = unknown> {
+  /** Every event with a sequence in `(floor, top]` is held. */
+  floor: number;
+  top: number;
+  readonly #all: TidemarkEvent<T>[] = [];
+  readonly #byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
+  readonly #sizes = new WeakMap<TidemarkEvent<T>, number>();
+  #bytes = 0;
+  #head = 0;
+
+  constructor(
+    sequence: number,
+    readonly maxSequences: number,
+    readonly maxBytes: number,
+    readonly sizeOf: (event: TidemarkEvent<T>) => number,
+  ) {
+    this.floor = sequence;
+    this.top = sequence;
+  }
+
+  /** Appends the next event the feed read (above `top`). */
+  push(event: TidemarkEvent<T>): void {
+    this.#add(event);
+    this.#all.push(event);
+    this.#tenant(event.tenantId).push(event);
+    this.top = event.streamSequence;
+    this.#trim();
+  }
+
+  /** Adds events of `(from, floor]` (in order) in front: the backlog now starts at `from`. */
+  prepend(events: TidemarkEvent<T>[], from: number): void {
+    const byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
+    for (const e of events) {
+      this.#add(e);
+      let list = byTenant.get(e.tenantId);
+      if (!list) byTenant.set(e.tenantId, (list = []));
+      list.push(e);
+    }
+    for (const [tenant, list] of byTenant) this.#byTenant.set(tenant, list.concat(this.#tenant(tenant)));
+    this.#all.splice(0, this.#head, ...events);
+    this.#head = 0;
+    this.floor = from;
+    this.#trim();
+  }
+
+  /** Sequences before `first` were removed unread: the backlog restarts empty at `first - 1`. */
+  jump(first: number): void {
+    this.#all.length = 0;
+    this.#head = 0;
+    this.#byTenant.clear();
+    this.#bytes = 0;
+    this.floor = this.top = first - 1;
+  }
+
+  /**
+   * Events of `tenant` (every event when undefined) in `(after, until]`, or undefined when some
+   * of them may be missing (`after` below the floor).
+   */
+  slice(tenant: string | undefined, after: number, until: number): TidemarkEvent<T>[] | undefined {
+    if (after < this.floor || until > this.top) return undefined;
+    const list = tenant === undefined ? this.#all : (this.#byTenant.get(tenant) ?? []);
+    const out: TidemarkEvent<T>[] = [];
+    // The newest are at the end: a resume a little behind the head walks a short tail.
+    let i = list.length;
+    while (i > 0 && list[i - 1]!.streamSequence > after) i--;
+    for (; i < list.length && list[i]!.streamSequence <= until; i++) out.push(list[i]!);
+    return out;
+  }
+
+  #tenant(tenant: string | undefined): TidemarkEvent<T>[] {
+    let list = this.#byTenant.get(tenant);
+    if (!list) this.#byTenant.set(tenant, (list = []));
+    return list;
+  }
+
+  #add(event: TidemarkEvent<T>): void {
+    const size = this.sizeOf(event);
+    this.#sizes.set(event, size);
+    this.#bytes += size;
+  }
+
+  #trim(): void {
+    while (this.#head < this.#all.length) {
+      const oldest = this.#all[this.#head]!;
+      if (oldest.streamSequence > this.top - this.maxSequences && this.#bytes <= this.maxBytes) break;
+      this.#head++;
+      this.#bytes -= this.#sizes.get(oldest) ?? 0;
+      const list = this.#byTenant.get(oldest.tenantId);
+      if (list?.[0] === oldest) list.shift();
+      if (list?.length === 0) this.#byTenant.delete(oldest.tenantId);
+      this.floor = oldest.streamSequence;
+    }
+    // Compact now and then: dropped entries stay in the array until then.
+    if (this.#head > 1024 && this.#head * 2 > this.#all.length) {
+      this.#all.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+}

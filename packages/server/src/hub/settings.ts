@@ -1,0 +1,34 @@
+/** Resolved settings of a hub's followers, how a follower reaches its topic's feed, and a wake-up signal. */
+import type { TidemarkEvent } from "@tidemark/shared";
+import type { HeadRead } from "./head.js";
+import type { TopicFeed } from "./feed.js";
+import type { Limiter } from "./limit.js";
+
+/** @internal Resolved hub settings. */
+export interface HubSettings {
+  ringEvents: number;
+  ringBytes: number;
+  maxBackfillSequences: number;
+  watermarkIntervalMs: number;
+  windowPollMs: number;
+  sizeOf: (event: TidemarkEvent) => number;
+}
+
+/** @internal How a follower of hub mode "topic" reaches its topic's feed (see `feed.ts`). */
+export interface FeedLink<T> {
+  /** The running feed of the head's incarnation (started at that head if none runs). */
+  feedFor(head: HeadRead): TopicFeed<T> | undefined;
+  /** Bound on catch-up replays at once. */
+  limiter: Limiter;
+}
+
+export interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+}
+
+export function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
