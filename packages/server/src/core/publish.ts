@@ -72,6 +72,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
+  /** Resolves when the connection next drops: an attempt in flight on it will get no answer. */
+  connectionLost(): Promise<void>;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -85,6 +87,15 @@ export interface Sent {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class DeadlineReached extends Error {}
+
+/** The connection dropped under an attempt (it may have reached the server). */
+class ConnectionDropped extends Error {}
+
+/** Resolves as `work`, or rejects with ConnectionDropped when `lost` resolves first. */
+function unlessLost<T>(work: Promise<T>, lost: Promise<void>): Promise<T> {
+  work.catch(() => undefined); // an abandoned attempt's late rejection is not unhandled
+  return Promise.race([work, lost.then(() => Promise.reject(new ConnectionDropped()))]);
+}
 
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -108,18 +119,27 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     let handles: TopicHandles | undefined;
     try {
       handles = ctx.current() ?? (await within(ctx.ready(), left()));
-      const ack = await handles.js.publish(subject, bytes, {
-        msgID,
-        headers,
-        expect: { streamName: ctx.stream },
-        timeout: Math.max(1, Math.min(ctx.requestTimeoutMs, left())),
-      });
+      const lost = ctx.connectionLost();
+      const ack = await unlessLost(
+        handles.js.publish(subject, bytes, {
+          msgID,
+          headers,
+          expect: { streamName: ctx.stream },
+          timeout: Math.max(1, Math.min(ctx.requestTimeoutMs, left())),
+        }),
+        lost,
+      );
       recordSince(instruments().publishDuration, started, { topic: ctx.topic });
       return { ack, handles };
     } catch (err) {
       lastError = err;
       if (err instanceof DeadlineReached) break;
       const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
+      // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+      if (err instanceof ConnectionDropped) {
+        maybeStored = true;
+        continue;
+      }
       if (!brokerAway && !isTransient(err)) throw withMaybeStored(ctx.mapError(err), maybeStored);
       if (handles && !isNoResponders(err)) maybeStored = true;
       // No stream answered: maybe another process deleted it. Provision again, once.
@@ -131,7 +151,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     }
     await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, left())));
   }
-  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError.message})` : "";
+  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
   throw new BrokerUnavailableError(
     `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
       (maybeStored ? "the event may have been stored" : "nothing was stored"),

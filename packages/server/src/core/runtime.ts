@@ -28,6 +28,8 @@ export interface TopicRuntime {
   readonly names: TopicNames;
   /** JetStream stream holding the events. */
   readonly streamName: string;
+  /** The Sync's bound on one broker request. */
+  readonly requestTimeoutMs: number;
   /** JetStream stream holding dead letters of every consumer of this topic. */
   readonly deadLetterStreamName: string;
   /** Subject an event of `tenantId` is published on. */

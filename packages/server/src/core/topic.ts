@@ -69,6 +69,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     this.#sendContext = this.#makeSendContext();
   }
 
+  get requestTimeoutMs(): number {
+    return this.#host.connector.requestTimeoutMs;
+  }
+
   get streamName(): string {
     return this.#names.stream;
   }
@@ -227,6 +231,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       ready: () => this.ready(),
       current: () => this.#current,
       reprovision: () => this.#forget(),
+      connectionLost: () => this.#host.connector.connectionLost(),
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };

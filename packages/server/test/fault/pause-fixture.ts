@@ -126,7 +126,7 @@ export interface PauseScene {
 }
 
 /** Bridge heartbeat of the pause suites: clients give a socket up after 2.5 of them. */
-export const HEARTBEAT_MS = 1_000;
+export const HEARTBEAT_MS = 2_000;
 
 /** Starts a `tidemark serve` on `nats` (one URL: it learns the others from the cluster). */
 export function startPauseBridge(config: string, nats: string): Promise<BridgeProcess> {
@@ -199,6 +199,12 @@ export function longestNoAck(publishers: OncePublisher[], from: number, to: numb
   return best;
 }
 
+function countBy(values: (string | number)[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
 /** Reads the topic back per tenant and accounts for every call, delivery and handler run. */
 export async function account(topic: Topic<PauseEvent>, scene: PauseScene, publishers: OncePublisher[]) {
   const stored = new Map<string, { tenant: string; eventId: string; count: number }>();
@@ -250,6 +256,7 @@ export async function account(topic: Topic<PauseEvent>, scene: PauseScene, publi
     ...subscribers,
     subscriberReconnects: scene.subscribers.reduce((n, s) => n + s.reconnects, 0),
     silentDrops: scene.subscribers.reduce((n, s) => n + s.silentDrops, 0),
+    closeCodes: countBy(scene.subscribers.flatMap((s) => s.closeCodes)),
     resubscribes: scene.subscribers.reduce((n, s) => n + s.resubscribes, 0),
     handled,
     handlerRunsOverOne: runsOverOne,
@@ -259,6 +266,17 @@ export async function account(topic: Topic<PauseEvent>, scene: PauseScene, publi
 
 /** Waits until every subscriber has every stored event of its tenant and the worker ran each. */
 export async function settle(topic: Topic<PauseEvent>, scene: PauseScene, publishers: OncePublisher[], timeoutMs: number) {
+  try {
+    return await settleOnce(topic, scene, publishers, timeoutMs);
+  } catch (err) {
+    const { storedIds, ...a } = await account(topic, scene, publishers);
+    const behind = scene.subscribers.filter((s) => [...(storedIds.get(s.options.tenantId) ?? [])].some((id) => !s.seen.has(id)));
+    console.log("UNSETTLED " + JSON.stringify({ ...a, behind: behind.map((s) => ({ token: s.options.token, bridge: s.bridge, delivered: s.delivered, troubles: s.troubles.slice(-2) })) }));
+    throw err;
+  }
+}
+
+async function settleOnce(topic: Topic<PauseEvent>, scene: PauseScene, publishers: OncePublisher[], timeoutMs: number) {
   return until(
     "every subscriber and the worker have every stored event",
     async () => {
@@ -270,9 +288,9 @@ export async function settle(topic: Topic<PauseEvent>, scene: PauseScene, publis
   );
 }
 
-/** The longest an acknowledged event took to reach a subscriber (ms), over events acked in [from, to]. */
-export function worstDeliveryLag(scene: PauseScene, publishers: OncePublisher[], from: number, to: number): number {
-  let worst = 0;
+/** The longest an acknowledged event took to reach a subscriber (ms), over events acked in [from, to], and where. */
+export function worstDeliveryLag(scene: PauseScene, publishers: OncePublisher[], from: number, to: number) {
+  let worst = { ms: 0, token: "", bridge: -1, ackedAfterMs: 0 };
   for (const p of publishers) {
     for (const [id, tenant] of p.acked) {
       const at = p.ackedAt.get(id)!;
@@ -280,7 +298,7 @@ export function worstDeliveryLag(scene: PauseScene, publishers: OncePublisher[],
       for (const s of scene.subscribers) {
         if (s.options.tenantId !== tenant) continue;
         const seen = s.firstSeenAt.get(id);
-        if (seen !== undefined) worst = Math.max(worst, seen - at);
+        if (seen !== undefined && seen - at > worst.ms) worst = { ms: seen - at, token: s.options.token, bridge: s.bridge, ackedAfterMs: at - from };
       }
     }
   }

@@ -31,6 +31,8 @@ const LONG = process.env.TIDEMARK_FAULTS === "long";
 const PAUSE_MS = LONG ? 15_000 : 5_000;
 /** Freeze of the node the clients are on: long enough to tell "moved on" from "waited it out". */
 const CONNECTED_PAUSE_MS = LONG ? 20_000 : 12_000;
+/** Freeze of a bridge: past its clients' silence limit (2.5 heartbeats) and a reconnect. */
+const BRIDGE_PAUSE_MS = LONG ? 15_000 : 8_000;
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-pause-"));
 let cluster: TestCluster;
@@ -105,10 +107,17 @@ async function pauseRun(namespace: string, name: string, place: Placement, pause
         longestNoAckMs: outage.ms,
         publishesBackAfterMs: outage.endsAt - frozenAt,
         longestNoAckOnVictimClientMs: outageA.ms,
-        worstDeliveryLagMs: lagDuringFreeze,
+        worstDeliveryLag: lagDuringFreeze,
         settledAfterFreezeMs: settledMs,
       }),
   );
+  if (a.unexpected > 0) {
+    const fin = await account(scene.topic, scene, publishers);
+    const all = new Set([...fin.storedIds.values()].flatMap((x) => [...x]));
+    const extra = [...new Set(scene.subscribers.flatMap((s) => [...s.seen.keys()].filter((id) => !fin.storedIds.get(s.options.tenantId)?.has(id))))];
+    const info = await scene.topic.head();
+    console.log("DEBUG extra", JSON.stringify({ extra: extra.slice(0, 5), inAll: extra.filter((id) => all.has(id)).length, head: info, keyedHas: extra.filter((id) => keyed.acked.has(id)).length, plainHas: extra.filter((id) => plain.acked.has(id)).length, sizes: [...fin.storedIds.values()].map((x) => x.size) }));
+  }
   expect(a.lost).toBe(0);
   expect(a.storedTwice).toBe(0);
   expect(a.inDoubtSaidSo).toBe(a.inDoubt);
@@ -135,7 +144,7 @@ describe("fault: pauses (SIGSTOP/SIGCONT)", () => {
     const r = await pauseRun(namespace, "connected-node", { victimNode, bridgeNodes: [victimNode, other], clientNode: victimNode, otherNode: other }, CONNECTED_PAUSE_MS, () => cluster.nodes[victimNode]!.server!.pid);
     // "A few seconds": dead-connection detection plus a reconnect elsewhere, with margin.
     expect(r.outageA.ms).toBeLessThan(CONNECTED_PAUSE_MS - 4_000);
-    expect(r.lagDuringFreeze).toBeLessThan(CONNECTED_PAUSE_MS - 4_000);
+    expect(r.lagDuringFreeze.ms).toBeLessThan(CONNECTED_PAUSE_MS - 4_000);
   }, 180_000);
 
   it("pause - the stream leader freezes: nothing acknowledged is lost or doubled, every in-doubt error says so, subscribers and the worker get every stored event", async () => {
@@ -146,7 +155,7 @@ describe("fault: pauses (SIGSTOP/SIGCONT)", () => {
     const r = await pauseRun(namespace, "stream-leader", { victimNode, bridgeNodes: [victimNode, other], clientNode: victimNode, otherNode: other }, PAUSE_MS, () => cluster.nodes[victimNode]!.server!.pid);
     if (LONG) {
       expect(r.outage.ms).toBeLessThan(PAUSE_MS - 3_000);
-      expect(r.lagDuringFreeze).toBeLessThan(PAUSE_MS - 3_000);
+      expect(r.lagDuringFreeze.ms).toBeLessThan(PAUSE_MS - 3_000);
     }
   }, 180_000);
 
@@ -163,7 +172,7 @@ describe("fault: pauses (SIGSTOP/SIGCONT)", () => {
     const namespace = uniqueNamespace("p");
     await provision(cluster, namespace);
     const [a, b] = others(-1);
-    const r = await pauseRun(namespace, "bridge", { victimNode: -1, bridgeNodes: [a, b], clientNode: a, otherNode: b }, PAUSE_MS, (scene) => scene.bridges[0]!.pid);
+    const r = await pauseRun(namespace, "bridge", { victimNode: -1, bridgeNodes: [a, b], clientNode: a, otherNode: b }, BRIDGE_PAUSE_MS, (scene) => scene.bridges[0]!.pid);
     expect(r.movedBeforeThaw).toBe(r.onFirstBridge);
   }, 180_000);
 });

@@ -30,6 +30,8 @@ export class ResumingSubscriber {
   readonly seen = new Map<string, number>();
   /** event id -> when it was first delivered (ms since the epoch). */
   readonly firstSeenAt = new Map<string, number>();
+  /** Close codes of the sockets lost, in order (1006: dropped without a close frame). */
+  readonly closeCodes: number[] = [];
   /** Sockets given up as silent (see `silenceMs`). */
   silentDrops = 0;
   /** Stream sequences in the order delivered. */
@@ -141,8 +143,9 @@ export class ResumingSubscriber {
       this.#onFrame(ws, JSON.parse(data.toString()) as Frame);
     });
     ws.on("error", () => undefined);
-    ws.on("close", () => {
+    ws.on("close", (code) => {
       if (this.#closed || ws !== this.#ws) return;
+      this.closeCodes.push(code);
       // Go to another bridge, as a load balancer would after a dead backend.
       this.#bridge = (this.#bridge + 1) % this.options.urls.length;
       this.reconnects++;
