@@ -140,7 +140,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
         maybeStored = true;
         continue;
       }
-      if (!brokerAway && !isTransient(err)) throw withMaybeStored(ctx.mapError(err), maybeStored);
+      if (!brokerAway && !isTransient(err)) throw permanent(ctx, ctx.mapError(err), maybeStored);
       if (handles && !isNoResponders(err)) maybeStored = true;
       // No stream answered: maybe another process deleted it. Provision again, once.
       if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, left()))) {
@@ -156,6 +156,19 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
       (maybeStored ? "the event may have been stored" : "nothing was stored"),
     { cause: lastError, maybeStored },
+  );
+}
+
+/**
+ * A permanent answer ends the call. When an earlier attempt may have stored the event, the
+ * failure must still say so, whatever this answer was (seen around a stream leader's election,
+ * issue 17): it becomes a BrokerUnavailableError with `maybeStored` and the answer as its cause.
+ */
+function permanent(ctx: SendContext, err: Error, maybeStored: boolean): Error {
+  if (!maybeStored || err instanceof BrokerUnavailableError) return withMaybeStored(err, maybeStored);
+  return new BrokerUnavailableError(
+    `publish to topic ${JSON.stringify(ctx.topic)} failed: the broker answered "${err.message}" after an earlier attempt went unanswered; the event may have been stored`,
+    { cause: err, maybeStored: true },
   );
 }
 

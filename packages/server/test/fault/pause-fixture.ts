@@ -67,6 +67,8 @@ export class OncePublisher {
   readonly acked = new Map<string, string>();
   /** event id -> ack time. */
   readonly ackedAt = new Map<string, number>();
+  /** event id -> stream sequence of its receipt. */
+  readonly ackedSeq = new Map<string, number>();
   readonly failures: Failure[] = [];
   published = 0;
   readonly #topic: Topic<PauseEvent>;
@@ -88,6 +90,7 @@ export class OncePublisher {
           const receipt = await this.#topic.publish({ data: { n, p: this.label }, tenantId, idempotencyKey });
           this.acked.set(receipt.eventId, tenantId);
           this.ackedAt.set(receipt.eventId, Date.now());
+          this.ackedSeq.set(receipt.eventId, receipt.streamSequence);
         } catch (err) {
           this.failures.push({
             n,
@@ -238,7 +241,8 @@ export async function account(topic: Topic<PauseEvent>, scene: PauseScene, publi
     }
   }
   const storedTwice = [...stored.values()].filter((s) => s.count > 1).length;
-  const subscribers = tally(scene.subscribers, (s) => storedIds.get(s.options.tenantId) ?? new Set());
+  // The subscribers' own "lost": stored events of their tenant not delivered (yet).
+  const { lost: undelivered, ...subscribers } = tally(scene.subscribers, (s) => storedIds.get(s.options.tenantId) ?? new Set());
   const allStored = [...stored.values()];
   const handled = allStored.filter((s) => scene.counter.runs.has(s.eventId)).length;
   const runsOverOne = [...scene.counter.runs.values()].reduce((n, c) => n + c - 1, 0);
@@ -250,9 +254,11 @@ export async function account(topic: Topic<PauseEvent>, scene: PauseScene, publi
     storedTwice,
     failed: publishers.reduce((n, p) => n + p.failures.length, 0),
     failureCodes: codes,
+    failureMessages: [...new Set(publishers.flatMap((p) => p.failures.map((f) => `${f.code}/${f.maybeStored}: ${f.message}`)))].slice(0, 3),
     inDoubt,
     inDoubtSaidSo,
     failedNotStored,
+    undelivered,
     ...subscribers,
     subscriberReconnects: scene.subscribers.reduce((n, s) => n + s.reconnects, 0),
     silentDrops: scene.subscribers.reduce((n, s) => n + s.silentDrops, 0),
@@ -271,7 +277,8 @@ export async function settle(topic: Topic<PauseEvent>, scene: PauseScene, publis
   } catch (err) {
     const { storedIds, ...a } = await account(topic, scene, publishers);
     const behind = scene.subscribers.filter((s) => [...(storedIds.get(s.options.tenantId) ?? [])].some((id) => !s.seen.has(id)));
-    console.log("UNSETTLED " + JSON.stringify({ ...a, behind: behind.map((s) => ({ token: s.options.token, bridge: s.bridge, delivered: s.delivered, troubles: s.troubles.slice(-2) })) }));
+    const missing = publishers.flatMap((p) => [...p.acked].filter(([id, t]) => !storedIds.get(t)?.has(id)).map(([id, t]) => ({ id, t, seq: p.ackedSeq.get(id) })));
+    console.log("UNSETTLED " + JSON.stringify({ ...a, missing: missing.slice(0, 5), behind: behind.map((s) => ({ token: s.options.token, bridge: s.bridge, delivered: s.delivered, resets: s.resets, troubles: s.troubles.slice(-2), lastSeq: s.sequences.at(-1) })) }));
     throw err;
   }
 }
@@ -281,7 +288,7 @@ async function settleOnce(topic: Topic<PauseEvent>, scene: PauseScene, publisher
     "every subscriber and the worker have every stored event",
     async () => {
       const a = await account(topic, scene, publishers);
-      return a.lost === 0 && a.handled === a.stored && scene.subscribers.every((s) => [...(a.storedIds.get(s.options.tenantId) ?? [])].every((id) => s.seen.has(id))) && a;
+      return a.lost === 0 && a.unexpected === 0 && a.handled === a.stored && scene.subscribers.every((s) => [...(a.storedIds.get(s.options.tenantId) ?? [])].every((id) => s.seen.has(id))) && a;
     },
     timeoutMs,
     500,
