@@ -29,7 +29,12 @@ export interface ConsumerWatch {
 export function watchConsumer(
   consumer: PushConsumer,
   messages: ConsumerMessages,
-  options: { probeMs?: number; timeoutMs?: number; onReset?: () => void } = {},
+  options: {
+    probeMs?: number;
+    timeoutMs?: number;
+    /** The connection's state: no probe while it is down; one soon after it comes back. */
+    connection?: () => { connected: boolean; lost: Promise<void> };
+  } = {},
 ): ConsumerWatch {
   const probeMs = options.probeMs ?? CONSUMER_PROBE_MS;
   let last = Date.now();
@@ -47,18 +52,27 @@ export function watchConsumer(
       last = Date.now();
     } catch {
       // No answer in time, or the consumer is gone: recreate it after the last delivered event.
-      if (!stopped && reset) {
-        reset();
-        options.onReset?.();
-      }
+      if (!stopped && reset) reset();
       last = Date.now();
     } finally {
       clearTimeout(timer);
       probing = false;
     }
   };
+  // A dropped connection lost whatever was pushed meanwhile, and maybe the consumer's node: probe
+  // as soon as it is back instead of after a full idle interval. A drop shows as a new `lost`
+  // promise (compared, not awaited: a finished read leaves no callback behind).
+  let seenLoss = options.connection?.().lost;
   const timer = setInterval(() => {
-    if (!stopped && !probing && Date.now() - last >= probeMs) void probe();
+    if (stopped || probing) return;
+    const state = options.connection?.();
+    if (state && state.lost !== seenLoss) {
+      seenLoss = state.lost;
+      last = 0;
+    }
+    if (Date.now() - last < probeMs) return;
+    if (state && !state.connected) return; // nats.js holds requests until it has reconnected
+    void probe();
   }, Math.max(50, probeMs / 4));
   return {
     activity: () => {

@@ -107,7 +107,10 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     if (signal?.aborted) return;
     const pendingAtStart = (await lease.consumer.info(true)).num_pending;
     messages = await lease.consumer.consume();
-    watch = watchConsumer(lease.consumer, messages, { timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS) });
+    watch = watchConsumer(lease.consumer, messages, {
+      timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
+      connection: () => rt.connectionState(),
+    });
     if (signal?.aborted) return;
     if (!opts.follow && pendingAtStart === 0) {
       await finalCheck();

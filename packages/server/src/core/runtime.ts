@@ -30,6 +30,8 @@ export interface TopicRuntime {
   readonly streamName: string;
   /** The Sync's bound on one broker request. */
   readonly requestTimeoutMs: number;
+  /** Whether the connection is up now, and a promise that resolves when it next drops. */
+  connectionState(): { connected: boolean; lost: Promise<void> };
   /** JetStream stream holding dead letters of every consumer of this topic. */
   readonly deadLetterStreamName: string;
   /** Subject an event of `tenantId` is published on. */

@@ -72,6 +72,9 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   get requestTimeoutMs(): number {
     return this.#host.connector.requestTimeoutMs;
   }
+  connectionState(): { connected: boolean; lost: Promise<void> } {
+    return { connected: this.#host.connector.connected, lost: this.#host.connector.connectionLost() };
+  }
 
   get streamName(): string {
     return this.#names.stream;
