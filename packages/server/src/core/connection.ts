@@ -9,6 +9,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { BrokerUnavailableError, ClosedError, InvalidArgumentError } from "@tidemark/shared";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import type { ManagedNats, NatsTransport } from "../transport/types.js";
+import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
 
@@ -30,6 +31,12 @@ export interface ConnectorOptions {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function lossSignal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 /** Live handles. */
 export interface Connection {
@@ -106,15 +113,9 @@ export class Connector {
     const { servers: _ignored, ...rest } = this.#options.nats ?? { servers: [] };
     let nc: NatsConnection;
     try {
+      // Defaults in transport/options.ts (why each value); the application's `nats` options win.
       nc = await transport.connect({
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-        pingInterval: 10_000,
-        name: "tidemark",
-        // nats.js otherwise builds two Error objects (stack traces) per request, a quarter of
-        // the client's CPU per publish; NATS errors only reach users as the `cause` of a
-        // Tidemark error, which has its own stack.
-        noAsyncTraces: true,
+        ...natsConnectionDefaults(),
         ...embedded?.credentials,
         ...rest,
         servers,
@@ -166,10 +167,24 @@ export class Connector {
     }
   }
 
+  #lost = lossSignal();
+
+  /**
+   * Resolves when the connection next drops (stale or lost). A request in flight on it then gets
+   * no answer (nats.js lets it run to its timeout), so a publish attempt stops waiting for it.
+   */
+  connectionLost(): Promise<void> {
+    return this.#lost.promise;
+  }
+
   async #watch(nc: NatsConnection): Promise<void> {
     for await (const s of nc.status()) {
       if (s.type === "disconnect" || s.type === "reconnecting") this.#reconnecting = true;
       else if (s.type === "reconnect") this.#reconnecting = false;
+      if (s.type === "disconnect") {
+        this.#lost.resolve();
+        this.#lost = lossSignal();
+      }
     }
   }
 

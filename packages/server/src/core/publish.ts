@@ -77,6 +77,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
+  /** Resolves when the connection next drops: an attempt in flight on it will get no answer. */
+  connectionLost(): Promise<void>;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -90,6 +92,15 @@ export interface Sent {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class DeadlineReached extends Error {}
+
+/** The connection dropped under an attempt (it may have reached the server). */
+class ConnectionDropped extends Error {}
+
+/** Resolves as `work`, or rejects with ConnectionDropped when `lost` resolves first. */
+function unlessLost<T>(work: Promise<T>, lost: Promise<void>): Promise<T> {
+  work.catch(() => undefined); // an abandoned attempt's late rejection is not unhandled
+  return Promise.race([work, lost.then(() => Promise.reject(new ConnectionDropped()))]);
+}
 
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -118,14 +129,20 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     try {
       handles = ctx.current() ?? (await within(ctx.ready(), left));
       options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
-      const ack = await handles.js.publish(subject, bytes, options);
+      const lost = ctx.connectionLost();
+      const ack = await unlessLost(handles.js.publish(subject, bytes, options), lost);
       recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {
       lastError = err;
       if (err instanceof DeadlineReached) break;
       const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
-      if (!brokerAway && !isTransient(err)) throw withMaybeStored(ctx.mapError(err), maybeStored);
+      // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+      if (err instanceof ConnectionDropped) {
+        maybeStored = true;
+        continue;
+      }
+      if (!brokerAway && !isTransient(err)) throw permanent(ctx, ctx.mapError(err), maybeStored);
       if (handles && !isNoResponders(err)) maybeStored = true;
       // No stream answered: maybe another process deleted it. Provision again, once.
       if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, deadline - Date.now()))) {
@@ -136,11 +153,24 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     }
     await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, deadline - Date.now())));
   }
-  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError.message})` : "";
+  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
   throw new BrokerUnavailableError(
     `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
       (maybeStored ? "the event may have been stored" : "nothing was stored"),
     { cause: lastError, maybeStored },
+  );
+}
+
+/**
+ * A permanent answer ends the call. When an earlier attempt may have stored the event, the
+ * failure must still say so, whatever this answer was (seen around a stream leader's election,
+ * issue 17): it becomes a BrokerUnavailableError with `maybeStored` and the answer as its cause.
+ */
+function permanent(ctx: SendContext, err: Error, maybeStored: boolean): Error {
+  if (!maybeStored || err instanceof BrokerUnavailableError) return withMaybeStored(err, maybeStored);
+  return new BrokerUnavailableError(
+    `publish to topic ${JSON.stringify(ctx.topic)} failed: the broker answered "${err.message}" after an earlier attempt went unanswered; the event may have been stored`,
+    { cause: err, maybeStored: true },
   );
 }
 

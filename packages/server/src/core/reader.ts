@@ -13,6 +13,7 @@ import { CursorMismatchError, decodeCursor, RetentionGapError, type TidemarkEven
 import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
 import { BatchPump } from "./batch-pump.js";
 import { openConsumer } from "./consumer-lease.js";
+import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import type { TopicRuntime } from "./runtime.js";
 import { parseDeclaration } from "./streams.js";
@@ -97,6 +98,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const from = { opt_start_seq: start, mem_storage: !opts.follow } as { opt_start_seq: number };
   const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, ...from } : from);
   let messages: ConsumerMessages | undefined;
+  let watch: ConsumerWatch | undefined;
   const onAbort = () => messages?.stop();
   signal?.addEventListener("abort", onAbort, { once: true });
   // `prev` is the position the reader has reached: the cursor, then each yielded event.
@@ -105,6 +107,10 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     if (signal?.aborted) return;
     const pendingAtStart = (await lease.consumer.info(true)).num_pending;
     messages = await lease.consumer.consume();
+    watch = watchConsumer(lease.consumer, messages, {
+      timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
+      connection: () => rt.connectionState(),
+    });
     if (signal?.aborted) return;
     if (!opts.follow && pendingAtStart === 0) {
       await finalCheck();
@@ -114,6 +120,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     for (;;) {
       const batch = await pump.next();
       if (batch === undefined || signal?.aborted) return;
+      watch.activity();
       let checked = false;
       let p = prev;
       for (const m of batch) {
@@ -146,6 +153,7 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
     }
   } finally {
     signal?.removeEventListener("abort", onAbort);
+    watch?.stop();
     // close() resolves only once an iterator drains the stop marker: stop without waiting.
     messages?.stop();
     await lease.release();

@@ -28,6 +28,10 @@ export interface TopicRuntime {
   readonly names: TopicNames;
   /** JetStream stream holding the events. */
   readonly streamName: string;
+  /** The Sync's bound on one broker request. */
+  readonly requestTimeoutMs: number;
+  /** Whether the connection is up now, and a promise that resolves when it next drops. */
+  connectionState(): { connected: boolean; lost: Promise<void> };
   /** JetStream stream holding dead letters of every consumer of this topic. */
   readonly deadLetterStreamName: string;
   /** Subject an event of `tenantId` is published on. */

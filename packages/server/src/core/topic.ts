@@ -71,6 +71,13 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     this.#sendContext = this.#makeSendContext();
   }
 
+  get requestTimeoutMs(): number {
+    return this.#host.connector.requestTimeoutMs;
+  }
+  connectionState(): { connected: boolean; lost: Promise<void> } {
+    return { connected: this.#host.connector.connected, lost: this.#host.connector.connectionLost() };
+  }
+
   get streamName(): string {
     return this.#names.stream;
   }
@@ -232,6 +239,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       ready: () => this.ready(),
       current: () => this.#current,
       reprovision: () => this.#forget(),
+      connectionLost: () => this.#host.connector.connectionLost(),
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };

@@ -98,7 +98,7 @@ export class Publisher {
 /** Starts `n` subscribers, `batch` at a time, spread over the bridges and tenants. */
 export async function startSubscribers(
   n: number,
-  init: { urls: string[]; topic: string; tenants: string[]; batch?: number },
+  init: { urls: string[]; topic: string; tenants: string[]; batch?: number; silenceMs?: number },
 ): Promise<ResumingSubscriber[]> {
   const subs: ResumingSubscriber[] = [];
   const batch = init.batch ?? 100;
@@ -106,7 +106,7 @@ export async function startSubscribers(
     const group = Array.from({ length: Math.min(batch, n - i) }, (_, j) => {
       const k = i + j;
       const tenantId = init.tenants[k % init.tenants.length]!;
-      return new ResumingSubscriber({ urls: init.urls, token: `s${k}@${tenantId}`, topic: init.topic, tenantId, first: k % init.urls.length });
+      return new ResumingSubscriber({ urls: init.urls, token: `s${k}@${tenantId}`, topic: init.topic, tenantId, first: k % init.urls.length, silenceMs: init.silenceMs });
     });
     subs.push(...group);
     await Promise.all(group.map((s) => s.start()));

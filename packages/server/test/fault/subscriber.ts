@@ -17,12 +17,23 @@ export interface SubscriberOptions {
   first?: number;
   /** Delay before a reconnect or resubscribe, plus up to as much jitter. @default 200 */
   retryMs?: number;
+  /**
+   * Treat a socket silent this long as dead and move to the next bridge, as the browser client
+   * does after 2.5 heartbeats (a frozen bridge keeps its TCP connections open). Off by default.
+   */
+  silenceMs?: number;
 }
 
 export class ResumingSubscriber {
   readonly options: SubscriberOptions;
   /** event id -> times delivered */
   readonly seen = new Map<string, number>();
+  /** event id -> when it was first delivered (ms since the epoch). */
+  readonly firstSeenAt = new Map<string, number>();
+  /** Close codes of the sockets lost, in order (1006: dropped without a close frame). */
+  readonly closeCodes: number[] = [];
+  /** Sockets given up as silent (see `silenceMs`). */
+  silentDrops = 0;
   /** Stream sequences in the order delivered. */
   readonly sequences: number[] = [];
   readonly resets: Frame[] = [];
@@ -39,6 +50,8 @@ export class ResumingSubscriber {
   #hub: string | undefined;
   #sub = 0;
   #caughtUp: (() => void) | undefined;
+  #lastHeard = 0;
+  #watchdog: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: SubscriberOptions) {
     this.options = options;
@@ -93,7 +106,23 @@ export class ResumingSubscriber {
 
   close(): void {
     this.#closed = true;
+    if (this.#watchdog) clearInterval(this.#watchdog);
     this.#ws?.terminate();
+  }
+
+  /** Checks for silence a few times per `silenceMs`; a silent socket is terminated (its close moves on). */
+  #watch(): void {
+    const silenceMs = this.options.silenceMs;
+    if (!silenceMs || this.#watchdog) return;
+    this.#watchdog = setInterval(() => {
+      const ws = this.#ws;
+      // A frozen bridge's kernel still accepts TCP: a socket stuck connecting is silent too.
+      if (this.#closed || !ws || ws.readyState >= WebSocket.CLOSING) return;
+      if (Date.now() - this.#lastHeard > silenceMs) {
+        this.silentDrops++;
+        ws.terminate();
+      }
+    }, Math.max(50, silenceMs / 5));
   }
 
   #retry(fn: () => void): void {
@@ -106,11 +135,17 @@ export class ResumingSubscriber {
     if (this.#closed) return;
     const ws = new WebSocket(this.options.urls[this.#bridge]!);
     this.#ws = ws;
+    this.#lastHeard = Date.now();
+    this.#watch();
     ws.on("open", () => ws.send(JSON.stringify({ type: "hello", v: 1, token: this.options.token })));
-    ws.on("message", (data) => this.#onFrame(ws, JSON.parse(data.toString()) as Frame));
+    ws.on("message", (data) => {
+      this.#lastHeard = Date.now();
+      this.#onFrame(ws, JSON.parse(data.toString()) as Frame);
+    });
     ws.on("error", () => undefined);
-    ws.on("close", () => {
+    ws.on("close", (code) => {
       if (this.#closed || ws !== this.#ws) return;
+      this.closeCodes.push(code);
       // Go to another bridge, as a load balancer would after a dead backend.
       this.#bridge = (this.#bridge + 1) % this.options.urls.length;
       this.reconnects++;
@@ -140,6 +175,7 @@ export class ResumingSubscriber {
         if (f.hub !== this.#hub) return;
         const e = f.event as { eventId: string; cursor: string; streamSequence: number };
         this.seen.set(e.eventId, (this.seen.get(e.eventId) ?? 0) + 1);
+        if (!this.firstSeenAt.has(e.eventId)) this.firstSeenAt.set(e.eventId, Date.now());
         const last = this.sequences.at(-1);
         if (last !== undefined && e.streamSequence <= last) this.outOfOrder++;
         this.sequences.push(e.streamSequence);
