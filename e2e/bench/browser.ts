@@ -7,6 +7,7 @@ import { chromium, type Browser, type BrowserContext, type CDPSession, type Page
 import { DemoServer, demoDir } from "../lib/demo-server.js";
 import { chromiumLaunch } from "../lib/browser.js";
 import { sharedWorkerSession } from "./worker-cdp.js";
+import { browserCpuMs } from "./browser-cpu.js";
 
 export const TABS = 10;
 export const EVENTS = 1_000;
@@ -16,6 +17,8 @@ export interface Sample {
   publishMs: number;
   connections: number;
   renderMs: number;
+  /** CPU time of every browser process from the start of publishing to the last render. */
+  browserCpuMs: number;
   tabsHeapMb: number;
   workerHeapMb: number | undefined;
 }
@@ -86,11 +89,13 @@ async function run(browser: Browser, server: DemoServer, transport: Side, round:
   try {
     const { pages, connections } = await openTabs(context, server, transport, tenant);
     await armTabs(pages);
+    const cpuBefore = browserCpuMs();
     const start = Date.now();
     const published = await server.publish(tenant, `bench ${round}`, EVENTS);
     const publishMs = Date.now() - start;
     if (published.status !== 200) throw new Error(`publish failed: ${JSON.stringify(published.body)}`);
     const renderMs = Math.max(...(await renderedAt(pages))) - start;
+    const browserCpu = browserCpuMs() - cpuBefore;
     let tabsHeapMb = 0;
     for (const page of pages) {
       const session = await context.newCDPSession(page);
@@ -98,7 +103,7 @@ async function run(browser: Browser, server: DemoServer, transport: Side, round:
       await session.detach();
     }
     const workerHeapMb = transport === "auto" ? await sharedWorkerHeapMb(browser) : undefined;
-    return { publishMs, connections, renderMs, tabsHeapMb, workerHeapMb };
+    return { publishMs, connections, renderMs, browserCpuMs: browserCpu, tabsHeapMb, workerHeapMb };
   } finally {
     await context.close();
   }

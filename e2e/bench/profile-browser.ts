@@ -16,6 +16,7 @@ import { DemoServer, demoDir } from "../lib/demo-server.js";
 import { chromiumLaunch } from "../lib/browser.js";
 import { EVENTS, armTabs, openTabs, renderedAt } from "./browser.js";
 import { sharedWorkerSession } from "./worker-cdp.js";
+import { browserCpuMs } from "./browser-cpu.js";
 
 interface ProfileNode {
   id: number;
@@ -110,12 +111,14 @@ try {
       await tab!.send("Profiler.start");
       await browser.startTracing(undefined, { categories: ["toplevel", "devtools.timeline", "v8", "blink", "IndexedDB", "ipc", "mojom"] });
     }
+    const cpuBefore = browserCpuMs();
     const start = Date.now();
     await server.publish(tenant, `profile ${round}`, EVENTS);
     const publishMs = Date.now() - start;
     const ends = await renderedAt(pages);
     const renderMs = Math.max(...ends) - start;
-    console.log(`round ${round}: published in ${publishMs} ms, rendered in all tabs in ${renderMs} ms (first tab done at ${Math.min(...ends) - start} ms)`);
+    const cpu = browserCpuMs() - cpuBefore;
+    console.log(`round ${round}: published in ${publishMs} ms, rendered in all tabs in ${renderMs} ms (first tab done at ${Math.min(...ends) - start} ms), browser CPU ${cpu} ms`);
     if (profiled) {
       const trace = await browser.stopTracing();
       const w = (await worker!.call("Profiler.stop")).profile as unknown as CpuProfile;
