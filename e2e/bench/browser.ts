@@ -6,6 +6,8 @@ import { execFileSync } from "node:child_process";
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "@playwright/test";
 import { DemoServer, demoDir } from "../lib/demo-server.js";
 import { chromiumLaunch } from "../lib/browser.js";
+import { sharedWorkerSession } from "./worker-cdp.js";
+import { browserCpuMs } from "./browser-cpu.js";
 
 export const TABS = 10;
 export const EVENTS = 1_000;
@@ -15,6 +17,8 @@ export interface Sample {
   publishMs: number;
   connections: number;
   renderMs: number;
+  /** CPU time of every browser process from the start of publishing to the last render. */
+  browserCpuMs: number;
   tabsHeapMb: number;
   workerHeapMb: number | undefined;
 }
@@ -25,76 +29,73 @@ async function heapMb(session: CDPSession): Promise<number> {
   return usedSize / 2 ** 20;
 }
 
-/** The SharedWorker's heap, through the browser-level CDP session (Playwright has no SharedWorker API). */
+/** The SharedWorker's heap (Playwright has no SharedWorker API: see worker-cdp.ts). */
 async function sharedWorkerHeapMb(b: Browser): Promise<number | undefined> {
-  const cdp = await b.newBrowserCDPSession();
+  const worker = await sharedWorkerSession(b);
+  if (!worker) return undefined;
   try {
-    const { targetInfos } = (await cdp.send("Target.getTargets")) as { targetInfos: { targetId: string; type: string }[] };
-    const worker = targetInfos.find((t) => t.type === "shared_worker");
-    if (!worker) return undefined;
-    const { sessionId } = (await cdp.send("Target.attachToTarget", { targetId: worker.targetId, flatten: false })) as { sessionId: string };
-    let nextId = 0;
-    const call = (method: string) =>
-      new Promise<Record<string, unknown>>((resolve) => {
-        const id = ++nextId;
-        const onMessage = (e: { sessionId: string; message: string }) => {
-          const msg = JSON.parse(e.message) as { id?: number; result?: Record<string, unknown> };
-          if (e.sessionId === sessionId && msg.id === id) {
-            cdp.off("Target.receivedMessageFromTarget", onMessage);
-            resolve(msg.result ?? {});
-          }
-        };
-        cdp.on("Target.receivedMessageFromTarget", onMessage);
-        void cdp.send("Target.sendMessageToTarget", { sessionId, message: JSON.stringify({ id, method }) });
-      });
-    await call("HeapProfiler.collectGarbage");
-    const usage = await call("Runtime.getHeapUsage");
-    await cdp.send("Target.detachFromTarget", { sessionId });
+    await worker.call("HeapProfiler.collectGarbage");
+    const usage = await worker.call("Runtime.getHeapUsage");
     return Number(usage.usedSize) / 2 ** 20;
   } finally {
-    await cdp.detach();
+    await worker.close();
   }
 }
 
 /** How the page connects: the default SharedWorker, the Web Locks leader fallback, a socket per tab. */
 export type Side = "auto" | "leader" | "direct";
 
+/** Opens the 10 tabs of one side, waits until each is live and the server counts its sockets. */
+export async function openTabs(context: BrowserContext, server: DemoServer, transport: Side, tenant: string): Promise<{ pages: Page[]; connections: number }> {
+  const pages: Page[] = [];
+  for (let i = 0; i < TABS; i++) {
+    const page = await context.newPage();
+    await page.goto(`${server.url}/?tenant=${tenant}&transport=${transport}`);
+    pages.push(page);
+  }
+  for (const page of pages) await page.getByTestId("connection-status").filter({ hasText: "live" }).waitFor({ timeout: 30_000 });
+  await waitFor(async () => (await server.connections()) === (transport === "direct" ? TABS : 1), 15_000);
+  return { pages, connections: await server.connections() };
+}
+
+/** Each tab counts the events it rendered and notes when the last one arrived (`window.done`). */
+export async function armTabs(pages: Page[]): Promise<void> {
+  await Promise.all(
+    pages.map((page) =>
+      page.evaluate((events: number) => {
+        const w = window as unknown as { tidemark: { feed(): { onItems(l: (items: unknown[], i: { history: boolean }) => void): void } }; done: Promise<number> };
+        w.done = new Promise<number>((resolve) => {
+          let seen = 0;
+          w.tidemark.feed().onItems((items, info) => {
+            if (info.history) return;
+            seen += items.length;
+            if (seen >= events) requestAnimationFrame(() => resolve(Date.now()));
+          });
+        });
+      }, EVENTS),
+    ),
+  );
+}
+
+/** When each tab rendered its last event (ms since the epoch). */
+export function renderedAt(pages: Page[]): Promise<number[]> {
+  return Promise.all(pages.map((page) => page.evaluate(() => (window as unknown as { done: Promise<number> }).done)));
+}
+
 async function run(browser: Browser, server: DemoServer, transport: Side, round: number): Promise<Sample> {
   const context: BrowserContext = await browser.newContext();
   // A tenant per run: every run starts with an empty feed.
   const tenant = round % 2 === 0 ? "acme" : "globex";
   try {
-    const pages: Page[] = [];
-    for (let i = 0; i < TABS; i++) {
-      const page = await context.newPage();
-      await page.goto(`${server.url}/?tenant=${tenant}&transport=${transport}`);
-      pages.push(page);
-    }
-    for (const page of pages) await page.getByTestId("connection-status").filter({ hasText: "live" }).waitFor({ timeout: 30_000 });
-    await waitFor(async () => (await server.connections()) === (transport === "direct" ? TABS : 1), 15_000);
-    const connections = await server.connections();
-    // Each tab counts the events it rendered and notes when the last one arrived.
-    await Promise.all(
-      pages.map((page) =>
-        page.evaluate((events: number) => {
-          const w = window as unknown as { tidemark: { feed(): { onItems(l: (items: unknown[], i: { history: boolean }) => void): void } }; done: Promise<number> };
-          w.done = new Promise<number>((resolve) => {
-            let seen = 0;
-            w.tidemark.feed().onItems((items, info) => {
-              if (info.history) return;
-              seen += items.length;
-              if (seen >= events) requestAnimationFrame(() => resolve(Date.now()));
-            });
-          });
-        }, EVENTS),
-      ),
-    );
+    const { pages, connections } = await openTabs(context, server, transport, tenant);
+    await armTabs(pages);
+    const cpuBefore = browserCpuMs();
     const start = Date.now();
     const published = await server.publish(tenant, `bench ${round}`, EVENTS);
     const publishMs = Date.now() - start;
     if (published.status !== 200) throw new Error(`publish failed: ${JSON.stringify(published.body)}`);
-    const ends = await Promise.all(pages.map((page) => page.evaluate(() => (window as unknown as { done: Promise<number> }).done)));
-    const renderMs = Math.max(...ends) - start;
+    const renderMs = Math.max(...(await renderedAt(pages))) - start;
+    const browserCpu = browserCpuMs() - cpuBefore;
     let tabsHeapMb = 0;
     for (const page of pages) {
       const session = await context.newCDPSession(page);
@@ -102,7 +103,7 @@ async function run(browser: Browser, server: DemoServer, transport: Side, round:
       await session.detach();
     }
     const workerHeapMb = transport === "auto" ? await sharedWorkerHeapMb(browser) : undefined;
-    return { publishMs, connections, renderMs, tabsHeapMb, workerHeapMb };
+    return { publishMs, connections, renderMs, browserCpuMs: browserCpu, tabsHeapMb, workerHeapMb };
   } finally {
     await context.close();
   }

@@ -23,6 +23,17 @@ describe("feed log", () => {
     expect(log.cursor).toBe(cursor(6));
   });
 
+  it("feed log - a cursor of a known topic with a sequence that is not canonical base 36 is no position", () => {
+    const log = new FeedLog(empty(), 100);
+    log.addEvent(event(7));
+    const prefix = cursor(7).slice(0, cursor(7).lastIndexOf(".") + 1);
+    // "07", "-1", "1.5": not what the codec makes; the event is then told apart by its id only.
+    for (const tail of ["07", "-1", "8x!", ""]) log.addEvent({ ...event(8), eventId: `odd-${tail}`, cursor: (prefix + tail) as never });
+    expect(log.items.map((i) => (i.kind === "event" ? i.event.eventId : "gap"))).toEqual(["inc1-7", "odd-07", "odd--1", "odd-8x!", "odd-"]);
+    // Without a position, the id still drops a repeat.
+    expect(log.addEvent({ ...event(8), eventId: "odd-07", cursor: `${prefix}07` as never })).toBeUndefined();
+  });
+
   it("feed log - history is bounded, numbering goes on", () => {
     const log = new FeedLog(empty(), 3);
     for (let s = 1; s <= 10; s++) log.addEvent(event(s));

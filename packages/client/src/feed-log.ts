@@ -2,7 +2,7 @@
  * The engine's copy of one feed: bounded history, the cursor to resume from, and the rules that
  * keep it free of duplicates (by stream sequence within an incarnation). Pure: no I/O.
  */
-import { decodeCursor, type ResetReason, type TidemarkEvent } from "@tidemark/shared";
+import { cursorWithPrefix, decodeCursor, type ResetReason, type TidemarkEvent } from "@tidemark/shared";
 import type { FeedItem } from "./types.js";
 
 /** What is saved per feed. */
@@ -20,10 +20,26 @@ interface Position {
   sequence: number;
 }
 
+/**
+ * The last cursor prefix decoded and its incarnation. A feed's cursors share their prefix and
+ * differ in the sequence: decoding the prefix (base64 and JSON) for each event was a tenth of the
+ * engine's time in a burst.
+ */
+let known: { prefix: string; incarnation: string } | undefined;
+
 function position(cursor: string | undefined): Position | undefined {
   if (cursor === undefined) return undefined;
+  const prefix = cursor.slice(0, cursor.lastIndexOf(".") + 1);
+  if (known !== undefined && prefix === known.prefix) {
+    const sequence = Number.parseInt(cursor.slice(prefix.length), 36);
+    // Only a canonical sequence re-encodes to the same cursor; anything else is decoded in full.
+    if (Number.isSafeInteger(sequence) && sequence >= 0 && cursorWithPrefix(prefix, sequence) === cursor) {
+      return { incarnation: known.incarnation, sequence };
+    }
+  }
   try {
     const { incarnation, sequence } = decodeCursor(cursor);
+    known = { prefix, incarnation };
     return { incarnation, sequence };
   } catch {
     return undefined;

@@ -8,6 +8,7 @@
 import { expose } from "comlink";
 import { keepErrorCodes } from "./comlink-errors.js";
 import { Engine } from "./engine.js";
+import { packer, type Packet } from "./tab-wire.js";
 import type { EngineApi } from "./types.js";
 
 keepErrorCodes();
@@ -15,7 +16,8 @@ keepErrorCodes();
 const engine = new Engine();
 /** Only the API methods are reachable from tabs. */
 const api: EngineApi = {
-  attach: (tab, config, listener, getToken) => engine.attach(tab, config, listener, getToken),
+  // The tab's listener takes packets (tab-wire.ts): its proxy is typed as EngineApi's listener.
+  attach: (tab, config, listener, getToken) => engine.attach(tab, config, packer(listener as unknown as (packet: Packet) => unknown), getToken),
   open: (tabId, request) => engine.open(tabId, request),
   close: (tabId, subId) => engine.close(tabId, subId),
   heartbeat: (tabId) => engine.heartbeat(tabId),

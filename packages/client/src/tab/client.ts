@@ -5,6 +5,7 @@
 import { wrap, proxy } from "comlink";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
+import { unpacker } from "../tab-wire.js";
 import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
 import type { Status } from "../state.js";
 import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "../types.js";
@@ -170,7 +171,8 @@ class TabClient implements Client, FeedOwner {
       .attach(
         { id: this.tabId, focused },
         this.config,
-        remote ? proxy(listener) : listener,
+        // The worker sends packets of messages (tab-wire.ts).
+        remote ? (proxy(unpacker(listener)) as unknown as typeof listener) : listener,
         getToken ? (remote ? proxy(() => getToken()) : getToken) : undefined,
       )
       .then(async () => {

@@ -6,6 +6,7 @@
  */
 import { fromErrorPayload, toErrorPayload, type ErrorPayload } from "@tidemark/shared";
 import { Engine } from "../engine.js";
+import { packer, unpacker, type Packet } from "../tab-wire.js";
 import type { EngineApi, TabMessage } from "../types.js";
 
 type Method = Exclude<keyof EngineApi, "attach">;
@@ -18,7 +19,8 @@ export type ChannelMessage =
   | { t: "call"; to: string; from: string; id: number; method: Method; args: unknown[] }
   | { t: "reply"; to: string; id: number; ok: true; value: unknown }
   | { t: "reply"; to: string; id: number; ok: false; error: ErrorPayload }
-  | { t: "push"; to: string; message: TabMessage };
+  /** Every follower receives every push: items travel as JSON strings (tab-wire.ts). */
+  | { t: "push"; to: string; packet: Packet };
 
 const CALL_TIMEOUT_MS = 5_000;
 
@@ -38,6 +40,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
   let nextId = 0;
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   const post = (m: ChannelMessage) => channel.postMessage(m);
+  const receive = unpacker((message) => election.onPush(message));
   let releaseLock: (() => void) | undefined;
 
   const remote = (leaderId: string): EngineApi => {
@@ -87,7 +90,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
         const from = m.from;
         const run =
           m.t === "attach"
-            ? engine.attach(m.args[0] as never, m.args[1] as never, (message) => post({ t: "push", to: from, message }))
+            ? engine.attach(m.args[0] as never, m.args[1] as never, packer((packet) => post({ t: "push", to: from, packet })))
             : (engine[m.method] as (...a: unknown[]) => Promise<unknown>)(...m.args);
         run.then(
           (value) => post({ t: "reply", to: from, id: m.id, ok: true, value }),
@@ -105,7 +108,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
         return;
       }
       case "push":
-        if (m.to === tabId && !engine) election.onPush(m.message);
+        if (m.to === tabId && !engine) receive(m.packet);
         return;
     }
   };

@@ -8,6 +8,13 @@ import type { Feed, Member, Tab } from "./model.js";
 import type { Status } from "../state.js";
 import type { FeedItem, TabMessage } from "../types.js";
 
+/**
+ * Shortest time between two items messages to a tab: about one animation frame. A tab renders at
+ * most once a frame, so during a burst a message per frame is all it can use; each message costs
+ * a structured clone in the engine, a task and an app render (and a layout) in every tab.
+ */
+export const FLUSH_INTERVAL_MS = 16;
+
 /** @internal What delivery needs to know of the engine. */
 export interface DeliveryContext {
   tabs(): Iterable<Tab>;
@@ -22,23 +29,30 @@ export interface DeliveryContext {
 export class Delivery {
   private readonly outbox = new Map<Feed, FeedItem[]>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the last items went out (performance.now()); -Infinity: never. */
+  private lastFlush = -Infinity;
 
   constructor(private readonly context: DeliveryContext) {}
 
   /**
    * Queues items for the feed's tabs. Frames that arrive together (a replay, a burst) go out as
-   * one message per tab: a postMessage per event per tab costs more than the event itself.
+   * one message per tab: a postMessage per event per tab costs more than the event itself. The
+   * first items after a quiet spell leave at once (next task); during a burst, at most once per
+   * {@link FLUSH_INTERVAL_MS}.
    */
   deliver(feed: Feed, items: FeedItem[]): void {
     const queued = this.outbox.get(feed);
     if (queued) queued.push(...items);
     else this.outbox.set(feed, items.slice());
-    this.flushTimer ??= setTimeout(() => this.flush(), 0);
+    this.flushTimer ??= setTimeout(() => this.flush(), Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
   }
 
+  /** Sends the queued items now (also before a snapshot or a status they must precede). */
   flush(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    if (this.outbox.size === 0) return;
+    this.lastFlush = performance.now();
     const batches = [...this.outbox];
     this.outbox.clear();
     for (const [feed, items] of batches) {
