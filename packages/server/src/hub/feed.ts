@@ -15,7 +15,8 @@
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { failureOf, IncarnationCursors } from "./incarnation.js";
+import { failureOf } from "./failure.js";
+import { IncarnationCursors } from "./incarnation.js";
 import { backoff } from "./limit.js";
 import { Backlog } from "./backlog.js";
 

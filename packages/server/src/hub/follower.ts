@@ -9,7 +9,8 @@
 import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
-import { IncarnationCursors, recreated, sameIncarnation, incarnationOf, failureOf } from "./incarnation.js";
+import { failureOf } from "./failure.js";
+import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
 import { backoff } from "./limit.js";

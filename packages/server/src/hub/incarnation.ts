@@ -5,8 +5,6 @@
  * from the incarnation it started on, never from the topic's current one.
  */
 import { CursorMismatchError, cursorPrefix, cursorWithPrefix, decodeCursor, type Cursor } from "@tidemark/shared";
-import type { Topic } from "../core/types.js";
-import { readWindow } from "./window.js";
 
 /** The incarnation a cursor names (`""`: made before first use, valid for any); undefined when it is not an `s6t.` cursor. */
 export function incarnationOf(cursor: string): string | undefined {
@@ -54,23 +52,5 @@ export class IncarnationCursors {
   /** True when an event's cursor belongs to this incarnation (a cheap prefix test, once per event). */
   owns(cursor: string): boolean {
     return this.#prefix === undefined || this.incarnation === "" || cursor.startsWith(this.#prefix);
-  }
-}
-
-/**
- * What a failed read of a hub means. A read whose stream is destroyed under it (between its
- * window read and its consumer's creation, say) fails with whatever the broker says then
- * ("stream not found"); when the stream is gone or exists with another incarnation, that failure
- * IS the end of the incarnation the hub follows: its subscribers get the mismatch (and resume
- * from the new head), not an internal error. One stream-info look, only on failure, that never
- * provisions the topic again.
- */
-export async function failureOf(err: unknown, topic: Topic<unknown>, incarnation: string | undefined): Promise<unknown> {
-  if (err instanceof CursorMismatchError) return err;
-  try {
-    const window = await readWindow(topic);
-    return window && sameIncarnation(window.incarnation, incarnation) ? err : recreated(topic.id);
-  } catch {
-    return err;
   }
 }
