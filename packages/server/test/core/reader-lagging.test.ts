@@ -72,12 +72,14 @@ describe("reads from a replica that is behind", () => {
           }
         };
         const started = Date.now();
-        for (let r = 0; r < 10; r++) {
+        // Ten rounds, or fewer when failures (each up to a request timeout) take longer than 15 s.
+        for (let r = 0; r < 10 && Date.now() - started < 15_000; r++) {
           await check(undefined, all);
           await check("odd", all.filter((i) => i % 2));
         }
-        console.log(`FIGURES reader-lagging ${JSON.stringify({ ms: Date.now() - started, outcomes })}`);
-        expect(outcomes.filter((o) => o === "full").length).toBeGreaterThan(0);
+        const full = outcomes.filter((o) => o === "full").length;
+        console.log(`FIGURES reader-lagging ${JSON.stringify({ ms: Date.now() - started, full, failed: outcomes.length - full, first: outcomes.find((o) => o !== "full") })}`);
+        expect(full).toBeGreaterThan(0);
       } finally {
         mesh.heal();
         await reader.close();
