@@ -6,7 +6,8 @@
  * deleting an ordered consumer (four round trips) by one. The gap rules are the reader's
  * (reader.ts): a whole-topic read sees every sequence, so a jump is a removal; a tenant read's
  * jump is a gap only when the retained window moved past the position, checked once for the
- * whole batch.
+ * whole batch. Any replica may answer a direct get, one that is behind too: a read that ends
+ * below its last sequence is settled by the reader (reader.ts), not taken as the end.
  */
 import type { StoredMsg } from "@nats-io/jetstream";
 import type { RetentionGapError, TidemarkEvent } from "@tidemark/shared";
@@ -37,37 +38,65 @@ export function useDirectRead(h: TopicHandles, follow: boolean, start: number, l
   return last - start + 1 <= (h.batchDirectGet === true ? DIRECT_READ_MAX : DIRECT_SINGLE_MAX);
 }
 
-/** One get per sequence, sent together: a missing sequence (removed, or past the head) is skipped. */
-async function fetchEach(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<StoredMsg[]> {
+/**
+ * One get per sequence, sent together. Each may be answered by a different replica, one of
+ * them behind: only the run without a hole from the first message found is taken (a missing
+ * sequence before it was removed, or the read fails the window check). `reached` is the last
+ * sequence of that run, of any tenant.
+ */
+async function fetchEach(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<Fetched> {
   const gets: Promise<StoredMsg | null>[] = [];
   for (let seq = r.start; seq <= r.last; seq++) gets.push(h.jsm.direct.getMessage(rt.streamName, { seq }));
-  let msgs: (StoredMsg | null)[];
+  let answers: (StoredMsg | null)[];
   try {
-    msgs = await Promise.all(gets);
+    answers = await Promise.all(gets);
   } catch (err) {
     throw rt.mapError(err);
   }
-  // The same messages a batched get with next_by_subj returns: this tenant's, in order.
-  return msgs.filter((m): m is StoredMsg => m !== null && (r.tenantFilter === undefined || m.subject === r.tenantFilter));
+  const msgs: StoredMsg[] = [];
+  let reached: number | undefined;
+  for (const m of answers) {
+    if (m === null) {
+      if (reached !== undefined) break;
+      continue;
+    }
+    reached = m.seq;
+    // The same messages a batched get with next_by_subj returns: this tenant's, in order.
+    if (r.tenantFilter === undefined || m.subject === r.tenantFilter) msgs.push(m);
+  }
+  return { msgs, reached };
 }
 
-async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<StoredMsg[]> {
+interface Fetched {
+  msgs: StoredMsg[];
+  /** The highest sequence the answer shows the store holds (undefined: none shown). */
+  reached: number | undefined;
+}
+
+async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<Fetched> {
   if (h.batchDirectGet !== true) return fetchEach(rt, h, r);
   const out: StoredMsg[] = [];
+  const done = (): Fetched => ({ msgs: out, reached: out.at(-1)?.seq });
   try {
     const batch = r.last - r.start + 1;
     const it = await h.jsm.direct.getBatch(rt.streamName, { seq: r.start, batch, ...(r.tenantFilter ? { next_by_subj: r.tenantFilter } : {}) });
     for await (const m of it) if (m.seq <= r.last) out.push(m);
   } catch (err) {
     // Nothing at or after `start` (for this tenant): an empty read, not an error.
-    if (isDirectGetEmpty(err)) return out;
+    if (isDirectGetEmpty(err)) return done();
     throw rt.mapError(err);
   }
-  return out;
+  return done();
 }
 
-export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>> {
-  const msgs = await fetch(rt, h, r);
+/** Where a direct read stopped; the caller settles whether that is the end (reader.ts). */
+export interface DirectEnd {
+  prev: number | undefined;
+  reached: number | undefined;
+}
+
+export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>, DirectEnd | undefined> {
+  const { msgs, reached } = await fetch(rt, h, r);
   const filtered = r.tenantFilter !== undefined;
   // A tenant read skips other tenants' sequences: one window check covers every jump of the
   // batch (removal only moves the front forward, so the earliest jump decides).
@@ -81,11 +110,7 @@ export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: Direc
     }
     prev = m.seq;
     yield rt.toEvent<T>(m);
-    if (r.signal?.aborted) return;
+    if (r.signal?.aborted) return undefined;
   }
-  // A read that ends below `last` must not have lost the tail to retention.
-  if (prev !== undefined && prev < r.last) {
-    const f = await r.firstRetained();
-    if (f > prev + 1) throw r.gap(prev, f, "retention removed events past the cursor");
-  }
+  return { prev, reached };
 }

@@ -8,13 +8,17 @@
  *   still started at or below the position right after the previous event; one stream-info
  *   request checks a whole batch (removal only moves the front forward, so the earliest jump
  *   in the batch decides).
+ * - A finite read ends at the head it captured (or `until`), never short of it: a consumer or a
+ *   direct get answered by a replica that is behind the leader reports nothing more below it.
+ *   So where a pass stops below `last` is settled against the leader (`settled`): a retention
+ *   gap is a RetentionGapError; events still there are read by a fresh consumer (placed on
+ *   any replica again), until the deadline, then BrokerUnavailableError.
  */
-import { CursorMismatchError, decodeCursor, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
-import type { ConsumerMessages, JsMsg, StreamInfo } from "@nats-io/jetstream";
-import { BatchPump } from "./batch-pump.js";
-import { openConsumer } from "./consumer-lease.js";
-import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
+import { BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
+import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
+import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
+import { isNoMessageFound } from "./errors.js";
 import type { TopicRuntime } from "./runtime.js";
 import { parseDeclaration } from "./streams.js";
 import { TopicNotFoundError } from "@tidemark/shared";
@@ -51,119 +55,111 @@ function gap(rt: TopicRuntime, requested: number, first: number, why: string): R
   );
 }
 
-/** Reads events; see the module comment for the gap rules. */
+/**
+ * The window as the stream leader sees it. A replica cut off from its leader answers stream
+ * info itself once it takes the group for leaderless (no `cluster.leader`), with its own stale
+ * state: a head captured from it would end the read short (seen on 2.9.10 and 2.15.1).
+ */
+async function leaderWindow(rt: TopicRuntime): Promise<StreamInfo> {
+  const deadline = Date.now() + SHORT_READ_RETRY_MS;
+  for (let attempt = 0; ; attempt++) {
+    const info = await window(rt);
+    if ((info.config.num_replicas ?? 1) <= 1 || !info.cluster || info.cluster.leader) return info;
+    if (Date.now() >= deadline) {
+      throw new BrokerUnavailableError(`topic ${JSON.stringify(rt.options.id)}: the stream has no leader (stream info answered by a replica without one); retry the read`);
+    }
+    await sleep(Math.min(50 * 2 ** attempt, 1_000));
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How long a finite read keeps reading past a pass that stopped short of its head. */
+export const SHORT_READ_RETRY_MS = 5_000;
+
+/** Reads events; see the module comment for the gap and end rules. */
 export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenerator<TidemarkEvent<T>> {
   const { signal } = opts;
   if (signal?.aborted) return;
   let h = await rt.ready();
   // Cursors are checked before any broker work: malformed or foreign ones fail at once.
-  const after = opts.after === undefined ? undefined : rt.cursorSequence(opts.after);
+  const afterParts = opts.after === undefined ? undefined : rt.cursorParts(opts.after);
+  const after = afterParts?.sequence;
   const until = opts.until === undefined ? undefined : rt.cursorSequence(opts.until);
   const filter = rt.filterFor(opts.tenantId);
-  const filtered = opts.tenantId !== undefined;
+  const tenantFilter = opts.tenantId !== undefined ? filter : undefined;
   if (signal?.aborted) return;
 
-  let info = await window(rt);
+  const info = await leaderWindow(rt);
   // Another process may have destroyed and re-created the topic since this one provisioned it.
   if (incarnationOf(info) !== h.incarnation) h = await rt.refresh();
-  let first = firstRetained(info);
-  if (after !== undefined) {
-    const inc = decodeCursor(opts.after).incarnation;
-    // Sequence 0 too: the old stream's events after it are gone, which is no resume.
-    if (inc !== "" && inc !== h.incarnation) {
-      throw new CursorMismatchError(
-        `topic ${JSON.stringify(rt.options.id)} was destroyed and re-created since this cursor was issued; it does not name a position in the topic that exists now`,
-      );
-    }
+  const first = firstRetained(info);
+  // Sequence 0 too: the old stream's events after it are gone, which is no resume.
+  if (afterParts !== undefined && afterParts.incarnation !== "" && afterParts.incarnation !== h.incarnation) {
+    throw new CursorMismatchError(
+      `topic ${JSON.stringify(rt.options.id)} was destroyed and re-created since this cursor was issued; it does not name a position in the topic that exists now`,
+    );
   }
-  const last = opts.follow ? Number.POSITIVE_INFINITY : (until ?? info.state.last_seq);
+  // A finite read ends at the head it captured, also when `until` is past it.
+  const last = opts.follow ? Number.POSITIVE_INFINITY : Math.min(until ?? info.state.last_seq, info.state.last_seq);
   // An empty range (until <= after) yields nothing, once the cursors are known to be this stream's.
-  if (after !== undefined && last <= after) return;
+  if (after !== undefined && (until ?? last) <= after) return;
   if (after !== undefined && first > after + 1) throw gap(rt, after, first, "retention removed events past the cursor");
   const start = after !== undefined ? after + 1 : Math.max(first, 1);
   if (!opts.follow && start > last) return;
   if (signal?.aborted) return;
-  if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
-    const firstNow = async () => firstRetained(await window(rt));
-    const tenantFilter = filtered ? filter : undefined;
-    yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: (r, f, why) => gap(rt, r, f, why) });
-    return;
-  }
+  const firstNow = async () => firstRetained(await window(rt));
+  const gapOf = (r: number, f: number, why: string) => gap(rt, r, f, why);
+  // A single replica is the stream: what it holds needs no leader to confirm it.
+  const single = (info.config.num_replicas ?? 1) <= 1;
+  const leader = info.cluster?.leader;
 
-  // The consumer is released on an abort at any point: the lease deletes it once it exists,
-  // even when the abort came while it was being created. A replay's consumer state is
-  // throwaway: kept in memory, not in the file store, where a server with sync_interval always
-  // (the embedded default on 2.10+) fsyncs its updates. A follow()'s stays on file: it must
-  // outlive a broker restart (a memory consumer does not).
-  const from = { opt_start_seq: start, mem_storage: !opts.follow } as { opt_start_seq: number };
-  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: filter, ...from } : from);
-  let messages: ConsumerMessages | undefined;
-  let watch: ConsumerWatch | undefined;
-  const onAbort = () => messages?.stop();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  // `prev` is the position the reader has reached: the cursor, then each yielded event.
   let prev = after;
-  try {
-    if (signal?.aborted) return;
-    const pendingAtStart = (await lease.consumer.info(true)).num_pending;
-    messages = await lease.consumer.consume();
-    watch = watchConsumer(lease.consumer, messages, {
-      timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
-      connection: () => rt.connectionState(),
-    });
-    if (signal?.aborted) return;
-    if (!opts.follow && pendingAtStart === 0) {
-      await finalCheck();
-      return;
+  if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
+    const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: gapOf });
+    // Not even a single replica's answer is the stream's: a mirror with mirror_direct may answer.
+    if (end === undefined || (await settled(end.prev, end.reached, false))) return;
+    prev = end.prev;
+  }
+  const deadline = Date.now() + SHORT_READ_RETRY_MS;
+  for (let attempt = 0; ; attempt++) {
+    const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
+    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
+    if (end === undefined || signal?.aborted || (await settled(end.prev, end.prev, single || end.onLeader))) return;
+    const stoppedAt = end.prev ?? start - 1;
+    if (Date.now() >= deadline) {
+      throw new BrokerUnavailableError(
+        `topic ${JSON.stringify(rt.options.id)}: the replay stopped at sequence ${stoppedAt}, below the head ${last} it captured, ${attempt + 1} times in ${SHORT_READ_RETRY_MS} ms (a replica of the stream is behind its leader); retry the replay from its last event`,
+      );
     }
-    const pump = new BatchPump<JsMsg>(messages);
-    for (;;) {
-      const batch = await pump.next();
-      if (batch === undefined || signal?.aborted) return;
-      watch.activity();
-      let checked = false;
-      let p = prev;
-      for (const m of batch) {
-        if (p !== undefined && m.seq !== p + 1 && filtered && m.seq > p) {
-          checked = true;
-          break;
-        }
-        p = m.seq;
-      }
-      if (checked) {
-        info = await window(rt);
-        first = firstRetained(info);
-      }
-      for (const m of batch) {
-        if (m.seq > last) return;
-        if (prev !== undefined) {
-          if (m.seq <= prev) throw gap(rt, prev, m.seq, "the topic was destroyed and re-created while reading");
-          if (m.seq !== prev + 1 && (!filtered || first > prev + 1)) {
-            throw gap(rt, prev, filtered ? first : m.seq, "retention overtook the reader");
-          }
-        }
-        prev = m.seq;
-        yield rt.toEvent<T>(m);
-        if (signal?.aborted) return;
-        if (!opts.follow && (m.seq >= last || m.info.pending === 0)) {
-          if (m.seq < last) await finalCheck();
-          return;
-        }
-      }
-    }
-  } finally {
-    signal?.removeEventListener("abort", onAbort);
-    watch?.stop();
-    // close() resolves only once an iterator drains the stop marker: stop without waiting.
-    messages?.stop();
-    await lease.release();
+    prev = end.prev;
+    await sleep(Math.min(50 * 2 ** attempt, 1_000));
   }
 
-  // A finite read that ends below `last` must not have lost the tail to retention.
-  async function finalCheck(): Promise<void> {
-    if (prev === undefined) return;
-    const now = await window(rt);
-    const f = firstRetained(now);
-    if (f > prev + 1 && prev < last) throw gap(rt, prev, f, "retention removed events past the cursor");
+  /**
+   * True when a read that stopped at `prev` has read everything up to `last`: `reached` (the
+   * highest sequence the source showed) is there, or the leader has nothing more for the read
+   * (`authoritative`: the source was the leader's store). A tail removed by retention is a
+   * RetentionGapError.
+   */
+  async function settled(prev: number | undefined, reached: number | undefined, authoritative: boolean): Promise<boolean> {
+    if (reached !== undefined && reached >= last) return true;
+    const f = await firstNow();
+    if (prev !== undefined && f > prev + 1) throw gap(rt, prev, f, "retention removed events past the cursor");
+    if (f > last) return true;
+    if (tenantFilter === undefined) return false;
+    if (authoritative) return true;
+    // A tenant's read stops below `last` whenever its newest event is older: ask the leader
+    // (a plain message get; direct gets may be answered by the replica that is behind).
+    const from = Math.max(prev === undefined ? start : prev + 1, f);
+    try {
+      // STREAM.MSG.GET takes next_by_subj (nats-server 2.9+); nats.js types only seq/last_by_subj.
+      const query = { seq: from, next_by_subj: tenantFilter } as unknown as MsgRequest;
+      const next = await h.jsm.streams.getMessage(rt.streamName, query);
+      return next === null || next.seq > last;
+    } catch (err) {
+      if (isNoMessageFound(err)) return true;
+      throw rt.mapError(err);
+    }
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
-import type { Cursor, TidemarkEvent } from "@tidemark/shared";
+import type { Cursor, CursorParts, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
 import type { TopicNames } from "./broker-names.js";
 
@@ -57,6 +57,8 @@ export interface TopicRuntime {
   cursorAt(sequence: number): Cursor;
   /** Sequence of a cursor of this topic; throws InvalidCursorError / CursorMismatchError. */
   cursorSequence(cursor: string): number;
+  /** The decoded cursor of this topic (sequence and incarnation); throws as cursorSequence. */
+  cursorParts(cursor: string): CursorParts;
   /** Counts a JetStream consumer a read opened (+1) or released (-1), for `sync.stats()`. */
   trackConsumer(delta: 1 | -1): void;
   /** Maps any NATS error to a Tidemark error (BrokerUnavailableError, ...). */

@@ -13,6 +13,7 @@ import {
   InvalidArgumentError,
   TopicNotFoundError,
   type Cursor,
+  type CursorParts,
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
@@ -178,13 +179,17 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   cursorSequence(cursor: string): number {
+    return this.cursorParts(cursor).sequence;
+  }
+
+  cursorParts(cursor: string): CursorParts {
     const parts = decodeCursor(cursor);
     if (parts.namespace !== this.namespace || parts.topic !== this.id) {
       throw new CursorMismatchError(
         `cursor belongs to topic ${JSON.stringify(parts.topic)} in namespace ${JSON.stringify(parts.namespace)}, not ${JSON.stringify(this.id)} in ${JSON.stringify(this.namespace)}`,
       );
     }
-    return parts.sequence;
+    return parts;
   }
 
   toEvent<E = T>(msg: JsMsg | StoredMsg): TidemarkEvent<E> {

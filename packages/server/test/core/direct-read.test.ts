@@ -10,6 +10,8 @@ import { RetentionGapError } from "../../src/index.js";
 import { featuresOf } from "../../src/core/features.js";
 import { topicNames } from "../../src/core/broker-names.js";
 import { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "../../src/core/direct-read.js";
+import type { TopicRuntime } from "../../src/core/runtime.js";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
@@ -91,6 +93,52 @@ describe("short replays", () => {
           expect(got, `after ${after} until ${until} tenant ${tenantId}`).toEqual(want);
         }
       }
+    }
+  });
+});
+
+/**
+ * Direct gets answered as a replica (or a mirror with mirror_direct) that is behind answers
+ * them: nothing above `heldUpTo`. Only the direct API is replaced; stream info, message gets
+ * and consumers are the real server's. (On a real cluster the head's stream info reaches the
+ * reader over the same route, in order, as the data that replica lacks, so a stale direct
+ * answer cannot be made on demand: test/core/reader-lagging.test.ts covers the consumer path.)
+ */
+function staleDirect(direct: JetStreamManager["direct"], heldUpTo: number): JetStreamManager["direct"] {
+  return new Proxy(direct, {
+    get(target, prop, receiver) {
+      if (prop === "getMessage") {
+        return async (stream: string, q: { seq: number }) => (q.seq > heldUpTo ? null : target.getMessage(stream, q));
+      }
+      if (prop === "getBatch") {
+        return async (stream: string, q: Parameters<typeof target.getBatch>[1]) => {
+          const it = await target.getBatch(stream, q);
+          return (async function* () {
+            for await (const m of it) if (m.seq <= heldUpTo) yield m;
+          })();
+        };
+      }
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+}
+
+describe("short replays answered by a store that is behind", () => {
+  it("read - a direct-get replay answered without the newest events still yields every event up to the head, whole topic and tenant", async () => {
+    const s = fx.sync();
+    const topic = s.topic<number>({ id: "direct.stale" });
+    for (let i = 1; i <= 10; i++) await topic.publish({ data: i, tenantId: i % 2 ? "odd" : "even" });
+    const h = await (topic as unknown as TopicRuntime).ready();
+    const real = h.jsm.direct;
+    Object.defineProperty(h.jsm, "direct", { value: staleDirect(h.jsm.direct, 6), configurable: true });
+    try {
+      const data = (events: { data: number }[]) => events.map((e) => e.data);
+      expect(data(await collect(topic.replay({ after: topic.cursorAt(2) })))).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(data(await collect(topic.replay({ after: topic.cursorAt(2), tenantId: "odd" })))).toEqual([3, 5, 7, 9]);
+      expect(data(await collect(topic.replay({ after: topic.cursorAt(7), until: topic.cursorAt(9) })))).toEqual([8, 9]);
+      expect(data(await collect(topic.replay({ after: topic.cursorAt(6), tenantId: "even" })))).toEqual([8, 10]);
+    } finally {
+      Object.defineProperty(h.jsm, "direct", { value: real, configurable: true });
     }
   });
 });

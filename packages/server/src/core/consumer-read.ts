@@ -1,0 +1,102 @@
+/**
+ * @internal One pass of a read through an ordered consumer, from `start`: yields events with
+ * the gap checks of reader.ts and returns where it stopped. A finite pass stops when the
+ * consumer reports nothing pending or passes `last`; the consumer's replica may be behind the
+ * stream leader, so whether that is the end is for the caller to settle (reader.ts).
+ */
+import type { TidemarkEvent } from "@tidemark/shared";
+import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import { BatchPump } from "./batch-pump.js";
+import { openConsumer } from "./consumer-lease.js";
+import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
+import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import type { RetentionGapError } from "@tidemark/shared";
+
+export interface ConsumerPass {
+  start: number;
+  /** The position already reached (the cursor, or the last event of an earlier pass). */
+  prev: number | undefined;
+  last: number;
+  follow: boolean;
+  /** The tenant's subject, or undefined for a whole-topic read. */
+  tenantFilter: string | undefined;
+  /** The stream leader's server name when the read started (undefined: not known). */
+  leader: string | undefined;
+  signal?: AbortSignal;
+  /** The first retained sequence, read now. */
+  firstRetained(): Promise<number>;
+  gap(requested: number, first: number, why: string): RetentionGapError;
+}
+
+export interface PassEnd {
+  /** The last event yielded (or the `prev` passed in). */
+  prev: number | undefined;
+  /** The consumer ran on the stream leader's server: what it held is the stream. */
+  onLeader: boolean;
+}
+
+/** Reads one pass; undefined when aborted (or a follow's consumer ended). */
+export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: ConsumerPass): AsyncGenerator<TidemarkEvent<T>, PassEnd | undefined> {
+  const { signal } = o;
+  const filtered = o.tenantFilter !== undefined;
+  // The consumer is released on an abort at any point: the lease deletes it once it exists,
+  // even when the abort came while it was being created. A replay's consumer state is
+  // throwaway: kept in memory, not in the file store, where a server with sync_interval always
+  // (the embedded default on 2.10+) fsyncs its updates. A follow()'s stays on file: it must
+  // outlive a broker restart (a memory consumer does not).
+  const from = { opt_start_seq: o.start, mem_storage: !o.follow } as { opt_start_seq: number };
+  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: o.tenantFilter, ...from } : from);
+  let messages: ConsumerMessages | undefined;
+  let watch: ConsumerWatch | undefined;
+  const onAbort = () => messages?.stop();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let prev = o.prev;
+  let first: number | undefined;
+  try {
+    if (signal?.aborted) return undefined;
+    const ci = await lease.consumer.info(true);
+    const end = (): PassEnd => ({ prev, onLeader: o.leader !== undefined && ci.cluster?.leader === o.leader });
+    messages = await lease.consumer.consume();
+    watch = watchConsumer(lease.consumer, messages, {
+      timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
+      connection: () => rt.connectionState(),
+    });
+    if (signal?.aborted) return undefined;
+    if (!o.follow && ci.num_pending === 0) return end();
+    const pump = new BatchPump<JsMsg>(messages);
+    for (;;) {
+      const batch = await pump.next();
+      if (signal?.aborted) return undefined;
+      if (batch === undefined) return o.follow ? undefined : end();
+      watch.activity();
+      // A tenant read's jumps are checked against the window once per batch.
+      let p = prev;
+      for (const m of batch) {
+        if (p !== undefined && m.seq !== p + 1 && filtered && m.seq > p) {
+          first = await o.firstRetained();
+          break;
+        }
+        p = m.seq;
+      }
+      for (const m of batch) {
+        if (m.seq > o.last) return end();
+        if (prev !== undefined) {
+          if (m.seq <= prev) throw o.gap(prev, m.seq, "the topic was destroyed and re-created while reading");
+          if (m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
+            throw o.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+          }
+        }
+        prev = m.seq;
+        yield rt.toEvent<T>(m);
+        if (signal?.aborted) return undefined;
+        if (!o.follow && (m.seq >= o.last || m.info.pending === 0)) return end();
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    watch?.stop();
+    // close() resolves only once an iterator drains the stop marker: stop without waiting.
+    messages?.stop();
+    await lease.release();
+  }
+}
