@@ -10,6 +10,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { createSync } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
 import { environment } from "./lib/table.js";
@@ -69,7 +70,19 @@ interface Result {
   p99: number;
   delivered: number;
   expected: number;
-  storm: { ms: number; failed: number; delivered: number; apiErrors: number; peak: number; follow: number; replay: number };
+  storm: { ms: number; failed: number; delivered: number; apiErrors: number; peak: number; follow: number; replay: number; load: number; stats?: Stats };
+}
+
+/** The bridge's catch-up counts (packages/server/src/hub/stats.ts). */
+interface Stats {
+  covered: number;
+  coverReads: number;
+  coverEvents: number;
+  coverMs: number;
+  coverFailures: Record<string, number>;
+  fallbacks: Record<string, number>;
+  subscriberReplays: number;
+  feeds: number;
 }
 
 async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Result> {
@@ -112,7 +125,9 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
   const resumed = await load.ask<{ ms: number; delivered: number; failed: number }>({ cmd: "resume", port: b.port }, "resumed", timeout);
   clearInterval(sampler);
   const errors = (await apiErrors()) - errorsBefore;
-  const counts = await again.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
+  const counts = await again.ask<{ follow: number; replay: number; stats?: Stats }>({ cmd: "counts" }, "counts");
+  const load1 = Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+  if (counts.stats) console.error(`  ${mode} x ${n} storm counts: ${JSON.stringify(counts.stats)}`);
   await load.ask({ cmd: "disconnect" }, "disconnected");
   await again.ask({ cmd: "stop" }, "stopped");
   return {
@@ -126,7 +141,7 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
     p99: h.quantile(0.99),
     delivered: latency.delivered,
     expected,
-    storm: { ms: resumed.ms, failed: resumed.failed, delivered: resumed.delivered, apiErrors: errors, peak, ...counts },
+    storm: { ms: resumed.ms, failed: resumed.failed, delivered: resumed.delivered, apiErrors: errors, peak, load: load1, ...counts },
   };
 }
 
@@ -161,3 +176,11 @@ row("resume storm: subscriptions failed", (r) => fmt(r.storm.failed));
 row("resume storm: JetStream API errors", (r) => fmt(r.storm.apiErrors));
 row("resume storm: peak consumers", (r) => fmt(r.storm.peak));
 row("resume storm: follow / replay calls", (r) => `${r.storm.follow} / ${r.storm.replay}`);
+row("resume storm: load average (1 min) at the end", (r) => fmt(r.storm.load, 1));
+const st = (r: Result, f: (s: Stats) => string) => (r.storm.stats ? f(r.storm.stats) : "-");
+const reasons = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join("; ") || "none";
+row("resume storm: followers caught up from the feed's backlog", (r) => st(r, (s) => fmt(s.covered)));
+row("resume storm: backlog cover reads (events read, s)", (r) => st(r, (s) => `${fmt(s.coverReads)} (${fmt(s.coverEvents)}, ${fmt(s.coverMs / 1000, 1)})`));
+row("resume storm: cover read failures", (r) => st(r, (s) => reasons(s.coverFailures)));
+row("resume storm: follower replays of their own, by reason", (r) => st(r, (s) => reasons(s.fallbacks)));
+row("resume storm: subscriber replays (behind the ring) / feeds started", (r) => st(r, (s) => `${fmt(s.subscriberReplays)} / ${fmt(s.feeds)}`));
