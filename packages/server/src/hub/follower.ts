@@ -310,6 +310,7 @@ export class Follower<T = unknown> {
       for (const event of buffered) this.#push(event);
       this.live = true;
       if (seam > this.watermark) this.watermark = seam;
+      link.stats.caughtUp();
       this.#wake();
     } catch (err) {
       if (signal.aborted) return;

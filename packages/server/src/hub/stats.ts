@@ -18,8 +18,16 @@ export class HubStats {
   readonly fallbacks: Record<string, number> = {};
   /** Subscribers that fell behind their follower's ring and replayed on their own. */
   subscriberReplays = 0;
+  /** When the first and the last follower caught up (Date.now(), 0 before any). */
+  firstCaughtUpAt = 0;
+  lastCaughtUpAt = 0;
   /** Whole-topic feeds started. */
   feeds = 0;
+
+  caughtUp(): void {
+    this.lastCaughtUpAt = Date.now();
+    if (this.firstCaughtUpAt === 0) this.firstCaughtUpAt = this.lastCaughtUpAt;
+  }
 
   coverFailed(reason: string): void {
     this.coverFailures[reason] = (this.coverFailures[reason] ?? 0) + 1;

@@ -194,4 +194,18 @@ describe("hub topic feed", () => {
     ac.abort();
     hubs.close();
   });
+
+  it("hub - hubMode topic: a storm further behind than maxBackfillSequences but within the feed's backlog is served by one cover read, not a replay per subscriber", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    const topic = spyTopic(real);
+    // Each tenant resumes about 120 sequences behind the head: past maxBackfillSequences.
+    const hubs = new HubRegistry({ hubMode: "topic", maxBackfillSequences: 10 });
+    const ac = new AbortController();
+    await resumeStorm(topic, real, hubs, ac);
+    expect(hubs.stats.subscriberReplays).toBe(0);
+    expect(hubs.stats.covered).toBe(40);
+    expect(topic.calls.replay).toBeLessThanOrEqual(2);
+    ac.abort();
+    hubs.close();
+  });
 });
