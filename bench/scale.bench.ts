@@ -6,7 +6,7 @@
  * bridge restart (every client one event behind). The load generator and the bridge are child
  * processes (bench/fanout/load.ts and server.ts), all on loopback.
  *
- *   pnpm bench scale   (SCALE_SIZES=10000 SCALE_MODES=topic,tenant SCALE_RATE=200 SCALE_SECONDS=5)
+ *   pnpm bench scale   (SCALE_SIZES=10000 SCALE_MODES=topic,tenant SCALE_RATE=200 SCALE_SECONDS=5 SCALE_STORM_EVENTS=1)
  */
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -21,6 +21,8 @@ const SIZES = (process.env.SCALE_SIZES ?? "10000").split(",").map(Number);
 const MODES = (process.env.SCALE_MODES ?? "topic,tenant").split(",") as ("topic" | "tenant")[];
 const RATE = Number(process.env.SCALE_RATE ?? 200); // events/s over all tenants during the latency phase
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 5);
+/** Events per tenant published while the bridge is down (the resume storm's distance behind). */
+const STORM_EVENTS = Number(process.env.SCALE_STORM_EVENTS ?? 1);
 const title = "Your order #12345 has shipped and is on its way";
 
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
@@ -83,6 +85,8 @@ interface Stats {
   fallbacks: Record<string, number>;
   subscriberReplays: number;
   feeds: number;
+  firstCaughtUpAt: number;
+  lastCaughtUpAt: number;
 }
 
 async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Result> {
@@ -116,7 +120,7 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
   // resume storm: the bridge restarts; meanwhile every tenant gets one event
   await load.ask({ cmd: "disconnect", keep: true }, "disconnected");
   await server.ask({ cmd: "stop" }, "stopped");
-  await publishSpread(n, n, expected);
+  await publishSpread(n, n * STORM_EVENTS, expected);
   const again = start("./server.ts", ["bridge", nats.url], ["--expose-gc"], true);
   const b = await again.wait<{ port: number }>("ready");
   const errorsBefore = await apiErrors();
@@ -171,7 +175,7 @@ row(`p50 publish-to-delivery at ${RATE} events/s over all tenants, ms`, (r) => f
 row(`p99 publish-to-delivery, ms`, (r) => fmt(r.p99, 2));
 row("deliveries (got / expected)", (r) => `${r.delivered} / ${r.expected}`);
 row("resume storm: all caught up after, s", (r) => fmt(r.storm.ms / 1000, 1));
-row("resume storm: events delivered (1 per tenant expected)", (r) => fmt(r.storm.delivered));
+row(`resume storm: events delivered (${STORM_EVENTS} per tenant expected)`, (r) => fmt(r.storm.delivered));
 row("resume storm: subscriptions failed", (r) => fmt(r.storm.failed));
 row("resume storm: JetStream API errors", (r) => fmt(r.storm.apiErrors));
 row("resume storm: peak consumers", (r) => fmt(r.storm.peak));
@@ -181,6 +185,7 @@ const st = (r: Result, f: (s: Stats) => string) => (r.storm.stats ? f(r.storm.st
 const reasons = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join("; ") || "none";
 row("resume storm: followers caught up from the feed's backlog", (r) => st(r, (s) => fmt(s.covered)));
 row("resume storm: backlog cover reads (events read, s)", (r) => st(r, (s) => `${fmt(s.coverReads)} (${fmt(s.coverEvents)}, ${fmt(s.coverMs / 1000, 1)})`));
+row("resume storm: followers caught up between first and last, s", (r) => st(r, (s) => fmt((s.lastCaughtUpAt - s.firstCaughtUpAt) / 1000, 1)));
 row("resume storm: cover read failures", (r) => st(r, (s) => reasons(s.coverFailures)));
 row("resume storm: follower replays of their own, by reason", (r) => st(r, (s) => reasons(s.fallbacks)));
 row("resume storm: subscriber replays (behind the ring) / feeds started", (r) => st(r, (s) => `${fmt(s.subscriberReplays)} / ${fmt(s.feeds)}`));
