@@ -154,10 +154,11 @@ export class TopicFeed<T = unknown> {
       } catch (err) {
         if (this.stopped) return undefined;
         const code = isTidemarkError(err) ? err.code : "unknown";
-        this.#stats.coverFailed(`${code}${failures < COVER_RETRIES ? " (retried)" : ""}`);
         // A removal (RetentionGapError) or a re-creation is not retried: the followers' own
         // replays report it.
-        if (code !== ErrorCode.BrokerUnavailable || failures >= COVER_RETRIES) return undefined;
+        const retry = code === ErrorCode.BrokerUnavailable && failures < COVER_RETRIES;
+        this.#stats.coverFailed(`${code}${retry ? " (retried)" : ""}`);
+        if (!retry) return undefined;
         await backoff(++failures);
       }
     }
