@@ -6,10 +6,11 @@
  * bridge restart (every client one event behind). The load generator and the bridge are child
  * processes (bench/fanout/load.ts and server.ts), all on loopback.
  *
- *   pnpm bench scale   (SCALE_SIZES=10000 SCALE_MODES=topic,tenant SCALE_RATE=200 SCALE_SECONDS=5)
+ *   pnpm bench scale   (SCALE_SIZES=10000 SCALE_MODES=topic,tenant SCALE_RATE=200 SCALE_SECONDS=5 SCALE_STORM_EVENTS=1)
  */
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { createSync } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
 import { environment } from "./lib/table.js";
@@ -20,6 +21,8 @@ const SIZES = (process.env.SCALE_SIZES ?? "10000").split(",").map(Number);
 const MODES = (process.env.SCALE_MODES ?? "topic,tenant").split(",") as ("topic" | "tenant")[];
 const RATE = Number(process.env.SCALE_RATE ?? 200); // events/s over all tenants during the latency phase
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 5);
+/** Events per tenant published while the bridge is down (the resume storm's distance behind). */
+const STORM_EVENTS = Number(process.env.SCALE_STORM_EVENTS ?? 1);
 const title = "Your order #12345 has shipped and is on its way";
 
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
@@ -69,7 +72,21 @@ interface Result {
   p99: number;
   delivered: number;
   expected: number;
-  storm: { ms: number; failed: number; delivered: number; apiErrors: number; peak: number; follow: number; replay: number };
+  storm: { ms: number; failed: number; delivered: number; apiErrors: number; peak: number; follow: number; replay: number; load: number; stats?: Stats };
+}
+
+/** The bridge's catch-up counts (packages/server/src/hub/stats.ts). */
+interface Stats {
+  covered: number;
+  coverReads: number;
+  coverEvents: number;
+  coverMs: number;
+  coverFailures: Record<string, number>;
+  fallbacks: Record<string, number>;
+  subscriberReplays: number;
+  feeds: number;
+  firstCaughtUpAt: number;
+  lastCaughtUpAt: number;
 }
 
 async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Result> {
@@ -103,7 +120,7 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
   // resume storm: the bridge restarts; meanwhile every tenant gets one event
   await load.ask({ cmd: "disconnect", keep: true }, "disconnected");
   await server.ask({ cmd: "stop" }, "stopped");
-  await publishSpread(n, n, expected);
+  await publishSpread(n, n * STORM_EVENTS, expected);
   const again = start("./server.ts", ["bridge", nats.url], ["--expose-gc"], true);
   const b = await again.wait<{ port: number }>("ready");
   const errorsBefore = await apiErrors();
@@ -112,7 +129,9 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
   const resumed = await load.ask<{ ms: number; delivered: number; failed: number }>({ cmd: "resume", port: b.port }, "resumed", timeout);
   clearInterval(sampler);
   const errors = (await apiErrors()) - errorsBefore;
-  const counts = await again.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
+  const counts = await again.ask<{ follow: number; replay: number; stats?: Stats }>({ cmd: "counts" }, "counts");
+  const load1 = Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+  if (counts.stats) console.error(`  ${mode} x ${n} storm counts: ${JSON.stringify(counts.stats)}`);
   await load.ask({ cmd: "disconnect" }, "disconnected");
   await again.ask({ cmd: "stop" }, "stopped");
   return {
@@ -126,7 +145,7 @@ async function run(load: Proc, mode: "topic" | "tenant", n: number): Promise<Res
     p99: h.quantile(0.99),
     delivered: latency.delivered,
     expected,
-    storm: { ms: resumed.ms, failed: resumed.failed, delivered: resumed.delivered, apiErrors: errors, peak, ...counts },
+    storm: { ms: resumed.ms, failed: resumed.failed, delivered: resumed.delivered, apiErrors: errors, peak, load: load1, ...counts },
   };
 }
 
@@ -156,8 +175,17 @@ row(`p50 publish-to-delivery at ${RATE} events/s over all tenants, ms`, (r) => f
 row(`p99 publish-to-delivery, ms`, (r) => fmt(r.p99, 2));
 row("deliveries (got / expected)", (r) => `${r.delivered} / ${r.expected}`);
 row("resume storm: all caught up after, s", (r) => fmt(r.storm.ms / 1000, 1));
-row("resume storm: events delivered (1 per tenant expected)", (r) => fmt(r.storm.delivered));
+row(`resume storm: events delivered (${STORM_EVENTS} per tenant expected)`, (r) => fmt(r.storm.delivered));
 row("resume storm: subscriptions failed", (r) => fmt(r.storm.failed));
 row("resume storm: JetStream API errors", (r) => fmt(r.storm.apiErrors));
 row("resume storm: peak consumers", (r) => fmt(r.storm.peak));
 row("resume storm: follow / replay calls", (r) => `${r.storm.follow} / ${r.storm.replay}`);
+row("resume storm: load average (1 min) at the end", (r) => fmt(r.storm.load, 1));
+const st = (r: Result, f: (s: Stats) => string) => (r.storm.stats ? f(r.storm.stats) : "-");
+const reasons = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k}: ${v}`).join("; ") || "none";
+row("resume storm: followers caught up from the feed's backlog", (r) => st(r, (s) => fmt(s.covered)));
+row("resume storm: backlog cover reads (events read, s)", (r) => st(r, (s) => `${fmt(s.coverReads)} (${fmt(s.coverEvents)}, ${fmt(s.coverMs / 1000, 1)})`));
+row("resume storm: followers caught up between first and last, s", (r) => st(r, (s) => fmt((s.lastCaughtUpAt - s.firstCaughtUpAt) / 1000, 1)));
+row("resume storm: cover read failures", (r) => st(r, (s) => reasons(s.coverFailures)));
+row("resume storm: follower replays of their own, by reason", (r) => st(r, (s) => reasons(s.fallbacks)));
+row("resume storm: subscriber replays (behind the ring) / feeds started", (r) => st(r, (s) => `${fmt(s.subscriberReplays)} / ${fmt(s.feeds)}`));

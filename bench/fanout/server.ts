@@ -28,6 +28,8 @@ function memory() {
 let port = 0;
 let close: () => Promise<void> = async () => undefined;
 const counts = { follow: 0, replay: 0 };
+/** The bridge's hub registry's catch-up counts (see hub/stats.ts). */
+let hubStats: (() => unknown) | undefined;
 
 if (impl === "bridge") {
   const sync = createSync({ namespace: NAMESPACE, nats: { servers: natsUrl } });
@@ -37,6 +39,7 @@ if (impl === "bridge") {
   // HUB_MODE=tenant|topic (the scale benchmark compares them); unset: the default.
   const hubMode = process.env.HUB_MODE as "topic" | "tenant" | undefined;
   const hubs = new HubRegistry(hubMode ? { hubMode } : {});
+  hubStats = () => ({ ...hubs.stats });
   const topic: Topic<unknown> = new Proxy(real, {
     get(target, prop) {
       if (prop === "hub") return (o?: { tenantId?: string }) => hubs.get(topic, o?.tenantId);
@@ -129,7 +132,7 @@ async function onMessage(msg: { cmd: string }): Promise<void> {
     gc?.();
     const { writeHeapSnapshot } = await import("node:v8");
     send({ cmd: "snapshot", file: writeHeapSnapshot((msg as unknown as { file: string }).file) });
-  } else if (msg.cmd === "counts") send({ cmd: "counts", ...counts });
+  } else if (msg.cmd === "counts") send({ cmd: "counts", ...counts, stats: hubStats?.() });
   else if (msg.cmd === "stop") {
     await close();
     send({ cmd: "stopped" });

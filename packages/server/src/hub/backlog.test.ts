@@ -38,4 +38,18 @@ describe("feed backlog", () => {
     expect([b.floor, b.top]).toEqual([29, 29]);
     expect(b.slice("a", 29, 29)).toEqual([]);
   });
+
+  it("backlog - prepends 200,000 events at once (a resume storm's cover read) and says when the byte bound dropped some", () => {
+    const b = new Backlog<number>(200_000, 300_000, 1e9, () => 1);
+    b.push(ev(200_001, "a"));
+    b.prepend(Array.from({ length: 200_000 }, (_, i) => ev(i + 1, `t${i % 1000}`)), 0);
+    expect(b.floor).toBe(0);
+    expect(seqs(b.slice("t7", 0, 200_001))?.slice(0, 2)).toEqual([8, 1008]);
+    expect(b.full).toBe(false);
+    const small = new Backlog<number>(0, 100, 3, () => 1);
+    for (let s = 1; s <= 3; s++) small.push(ev(s, "a"));
+    expect(small.full).toBe(false);
+    small.push(ev(4, "a"));
+    expect(small.full).toBe(true);
+  });
 });

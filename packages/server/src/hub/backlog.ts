@@ -12,7 +12,9 @@ export class Backlog<T = unknown> {
   /** Every event with a sequence in `(floor, top]` is held. */
   floor: number;
   top: number;
-  readonly #all: TidemarkEvent<T>[] = [];
+  #all: TidemarkEvent<T>[] = [];
+  /** The byte bound dropped events: anything put in front now would be dropped at once. */
+  full = false;
   readonly #byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
   readonly #sizes = new WeakMap<TidemarkEvent<T>, number>();
   #bytes = 0;
@@ -47,7 +49,8 @@ export class Backlog<T = unknown> {
       list.push(e);
     }
     for (const [tenant, list] of byTenant) this.#byTenant.set(tenant, list.concat(this.#tenant(tenant)));
-    this.#all.splice(0, this.#head, ...events);
+    // Not splice(0, n, ...events): a spread of 100,000 arguments overflows the stack.
+    this.#all = events.concat(this.#all.slice(this.#head));
     this.#head = 0;
     this.floor = from;
     this.#trim();
@@ -59,6 +62,7 @@ export class Backlog<T = unknown> {
     this.#head = 0;
     this.#byTenant.clear();
     this.#bytes = 0;
+    this.full = false;
     this.floor = this.top = first - 1;
   }
 
@@ -92,7 +96,9 @@ export class Backlog<T = unknown> {
   #trim(): void {
     while (this.#head < this.#all.length) {
       const oldest = this.#all[this.#head]!;
-      if (oldest.streamSequence > this.top - this.maxSequences && this.#bytes <= this.maxBytes) break;
+      const overBytes = this.#bytes > this.maxBytes;
+      if (oldest.streamSequence > this.top - this.maxSequences && !overBytes) break;
+      if (overBytes) this.full = true;
       this.#head++;
       this.#bytes -= this.#sizes.get(oldest) ?? 0;
       const list = this.#byTenant.get(oldest.tenantId);

@@ -19,17 +19,23 @@ import { failureOf } from "./failure.js";
 import { IncarnationCursors } from "./incarnation.js";
 import { backoff } from "./limit.js";
 import { Backlog } from "./backlog.js";
+import type { HubStats } from "./stats.js";
 
-/** @internal Bounds of a feed's backlog: `maxBackfillSequences` behind its newest event (and 64 MiB by `sizeOf`). */
+/** @internal Bounds of a feed's backlog: `backlogSequences` behind its newest event, and `backlogBytes` by `sizeOf`. */
 export interface BacklogSettings {
-  maxBackfillSequences: number;
+  backlogSequences: number;
+  backlogBytes: number;
   sizeOf: (event: TidemarkEvent) => number;
 }
 
-const BACKLOG_BYTES = 64 * 1024 * 1024;
-
 /** Retries after broker trouble before the followers get the error (~30 s), as for a follower. */
 const MAX_RETRIES = 10;
+
+/**
+ * Retries of a cover read after broker trouble (~3 s in all), each from the last event read: one
+ * timeout under load must not send every waiting follower to a replay of its own.
+ */
+const COVER_RETRIES = 4;
 
 /** @internal What the feed needs of a follower. */
 export interface FeedMember<T> {
@@ -55,14 +61,18 @@ export class TopicFeed<T = unknown> {
   readonly #abort = new AbortController();
   /** The lowest position asked for by `cover` since the last extension started. */
   #wanted: number | undefined;
-  #extending: Promise<boolean> | undefined;
+  #extending: Promise<number | undefined> | undefined;
 
-  constructor(topic: Topic<T>, head: HeadRead, settings: BacklogSettings) {
+  readonly #stats: HubStats;
+
+  constructor(topic: Topic<T>, head: HeadRead, settings: BacklogSettings, stats: HubStats) {
+    this.#stats = stats;
+    stats.feeds++;
     this.topic = topic;
     this.cursors = new IncarnationCursors(head.cursor, (s) => topic.cursorAt(s));
     this.startSerial = head.serial;
     this.position = head.sequence;
-    this.backlog = new Backlog<T>(head.sequence, settings.maxBackfillSequences, BACKLOG_BYTES, settings.sizeOf);
+    this.backlog = new Backlog<T>(head.sequence, settings.backlogSequences, settings.backlogBytes, settings.sizeOf);
     void this.#run();
   }
 
@@ -99,37 +109,69 @@ export class TopicFeed<T = unknown> {
   }
 
   /**
-   * Resolves true once the backlog holds every event above `position` — extending it backwards
-   * by one whole-topic replay, shared by every follower asking meanwhile — or false when it
-   * cannot (more than `maxBackfillSequences` behind, retention removed some, broker trouble):
-   * the follower then replays its tenant itself, and reports what that finds.
+   * Resolves undefined once the backlog holds every event above `position` — extending it
+   * backwards by one whole-topic read of `[lowest position asked, floor]`, shared by every
+   * follower asking meanwhile — or with the reason it cannot (further behind than the backlog
+   * reaches, the byte bound, retention removed some, lasting broker trouble): the follower then
+   * replays its tenant itself, under the registry's catch-up bound, and reports what that finds.
    */
-  async cover(position: number): Promise<boolean> {
+  async cover(position: number): Promise<string | undefined> {
     while (position < this.backlog.floor) {
-      if (this.position - position > this.backlog.maxSequences || this.stopped) return false;
+      if (this.position - position > this.backlog.maxSequences) return "beyond the backlog";
+      // Events put in front would be the first dropped: the read would be wasted.
+      if (this.backlog.full) return "over the backlog's byte bound";
+      if (this.stopped) return "feed stopped";
       this.#wanted = Math.min(this.#wanted ?? position, position);
       this.#extending ??= this.#extend().finally(() => (this.#extending = undefined));
-      if (!(await this.#extending) && position < this.backlog.floor) return false;
+      const from = await this.#extending;
+      if (position >= this.backlog.floor) return undefined;
+      if (from === undefined) return "cover read failed";
+      // Covered, then dropped again by the byte bound (`full` now says so to the next ones).
+      if (from <= position) return "over the backlog's byte bound";
+      // Else we asked after this read started: the next one starts from our position.
     }
-    return true;
+    return undefined;
   }
 
-  async #extend(): Promise<boolean> {
+  /** Reads `(wanted, floor]` and puts it in front of the backlog; the position it now covers from. */
+  async #extend(): Promise<number | undefined> {
     const from = this.#wanted!;
     this.#wanted = undefined;
     const until = this.backlog.floor;
-    if (from >= until) return true;
+    if (from >= until) return from;
     const events: TidemarkEvent<T>[] = [];
-    try {
-      const signal = this.#abort.signal;
-      for await (const e of this.topic.replay({ after: this.cursors.at(from), until: this.cursors.at(until), signal })) events.push(e);
-    } catch {
-      return false;
+    const signal = this.#abort.signal;
+    let last = from;
+    const started = Date.now();
+    for (let failures = 0; ; ) {
+      try {
+        for await (const e of this.topic.replay({ after: this.cursors.at(last), until: this.cursors.at(until), signal })) {
+          if (e.streamSequence <= last) continue;
+          events.push(e);
+          last = e.streamSequence;
+        }
+        break;
+      } catch (err) {
+        if (this.stopped) return undefined;
+        const code = isTidemarkError(err) ? err.code : "unknown";
+        // A removal (RetentionGapError) or a re-creation is not retried: the followers' own
+        // replays report it.
+        const retry = code === ErrorCode.BrokerUnavailable && failures < COVER_RETRIES;
+        this.#stats.coverFailed(`${code}${retry ? " (retried)" : ""}`);
+        if (!retry) return undefined;
+        await backoff(++failures);
+      }
     }
+    this.#stats.coverMs += Date.now() - started;
     // The backlog moved meanwhile (trimmed, or a removal): what was read no longer joins it.
-    if (this.backlog.floor !== until || this.stopped) return false;
+    if (this.backlog.floor !== until || this.stopped) {
+      this.#stats.coverFailed(this.stopped ? "feed stopped" : "floor moved");
+      return undefined;
+    }
+    this.#stats.coverReads++;
+    this.#stats.coverEvents += events.length;
     this.backlog.prepend(events, from);
-    return true;
+    return from;
   }
 
   #dispatch(event: TidemarkEvent<T>): void {

@@ -78,15 +78,17 @@ export class Follower<T = unknown> {
 
   /**
    * Starts following unless already started. The first subscriber's position seeds the start
-   * (if it is within `maxBackfillSequences` of the head), so a fresh hub whose first subscribers
-   * resume a little behind serves them from the ring instead of one replay each.
+   * (if it is within `maxBackfillSequences` of the head, or on a topic feed within its backlog's
+   * reach), so a fresh hub whose first subscribers resume a little behind serves them from the
+   * ring instead of one replay each.
    */
   start(position: number, head: HeadRead): void {
     if (this.ring) return;
     const headSequence = head.sequence;
     this.cursors = new IncarnationCursors(head.cursor, (s) => this.topic.cursorAt(s));
     this.startSerial = head.serial;
-    const from = headSequence - position <= this.#settings.maxBackfillSequences ? Math.min(position, headSequence) : headSequence;
+    const reach = this.#link ? this.#settings.backlogSequences : this.#settings.maxBackfillSequences;
+    const from = headSequence - position <= reach ? Math.min(position, headSequence) : headSequence;
     this.ring = new Ring<T>(from, this.#settings.ringEvents, this.#settings.ringBytes);
     this.watermark = from;
     this.#last = from;
@@ -269,12 +271,14 @@ export class Follower<T = unknown> {
       const seam = feed.attach(this);
       // Served from the feed's recent events when it holds (or can read, once for every tenant
       // asking) everything above our position; else a replay of our own, below.
-      if (this.#last < seam && (await feed.cover(this.#last)) && !signal.aborted) {
-        const events = feed.backlog.slice(tenantId, this.#last, seam);
+      if (this.#last < seam) {
+        const why = await feed.cover(this.#last);
+        const events = why === undefined && !signal.aborted ? feed.backlog.slice(tenantId, this.#last, seam) : undefined;
         if (events) {
           for (const event of events) this.#push(event);
           if (this.#last < seam) this.#last = seam;
-        }
+          link.stats.covered++;
+        } else if (!signal.aborted) link.stats.fellBack(why ?? "trimmed after the cover");
       }
       let failures = 0;
       while (this.#last < seam && !signal.aborted) {
@@ -306,6 +310,7 @@ export class Follower<T = unknown> {
       for (const event of buffered) this.#push(event);
       this.live = true;
       if (seam > this.watermark) this.watermark = seam;
+      link.stats.caughtUp();
       this.#wake();
     } catch (err) {
       if (signal.aborted) return;

@@ -10,11 +10,13 @@
 import { ClosedError, InvalidArgumentError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
+import { FEED_BACKLOG_BYTES, FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
 import { run } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
 import { TopicFeed } from "./feed.js";
 import { Limiter } from "./limit.js";
+import { HubStats } from "./stats.js";
 import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { observeHubs } from "../observe/bridge-meter.js";
@@ -97,6 +99,8 @@ export class HubRegistry {
   readonly #mode: (topicId: string) => HubMode;
   /** @internal Bound on catch-up replays at once (mode "topic"). */
   readonly limiter: Limiter;
+  /** @internal Debug counts of catch-ups (mode "topic"). */
+  readonly stats = new HubStats();
   readonly #unobserve: () => void;
   #closed = false;
 
@@ -115,7 +119,7 @@ export class HubRegistry {
     }
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
-    this.#settings = s;
+    this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: FEED_BACKLOG_BYTES };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
     this.#unobserve = observeHubs(() => this.followerCount);
   }
@@ -175,7 +179,7 @@ export class HubRegistry {
     if (!byTenant) this.#followers.set(key, (byTenant = new Map()));
     let follower = byTenant.get(tenantId) as Follower<T> | undefined;
     if (!follower) {
-      const link = this.shared(key) ? { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter } : undefined;
+      const link = this.shared(key) ? { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats } : undefined;
       const created = new Follower<T>(topic, tenantId, this.#settings, link);
       created.onEnd = () => {
         if (byTenant.get(tenantId) === (created as Follower<unknown>)) byTenant.delete(tenantId);
@@ -202,7 +206,7 @@ export class HubRegistry {
       if (head.serial <= running.startSerial) return undefined;
       running.fail(recreated(topic.id));
     }
-    const feed = new TopicFeed<T>(topic, head, this.#settings);
+    const feed = new TopicFeed<T>(topic, head, this.#settings, this.stats);
     feed.onEnd = () => {
       if (this.#feeds.get(key) === (feed as TopicFeed<unknown>)) this.#feeds.delete(key);
     };

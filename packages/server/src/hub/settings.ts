@@ -3,12 +3,25 @@ import type { TidemarkEvent } from "@tidemark/shared";
 import type { HeadRead } from "./head.js";
 import type { TopicFeed } from "./feed.js";
 import type { Limiter } from "./limit.js";
+import type { HubStats } from "./stats.js";
+
+/**
+ * A topic feed's backlog reaches at least this many sequences behind its newest event (or
+ * `maxBackfillSequences`, if larger) and holds at most `FEED_BACKLOG_BYTES`: enough for a
+ * resume storm of 100,000 tenants a little behind (about 300 bytes an event by `sizeOf`'s
+ * estimate, the byte bound binds first, near 220,000 events).
+ */
+export const FEED_BACKLOG_SEQUENCES = 250_000;
+export const FEED_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /** @internal Resolved hub settings. */
 export interface HubSettings {
   ringEvents: number;
   ringBytes: number;
   maxBackfillSequences: number;
+  /** Reach of a topic feed's backlog (see `FEED_BACKLOG_SEQUENCES`) and its byte bound. */
+  backlogSequences: number;
+  backlogBytes: number;
   watermarkIntervalMs: number;
   windowPollMs: number;
   sizeOf: (event: TidemarkEvent) => number;
@@ -20,6 +33,7 @@ export interface FeedLink<T> {
   feedFor(head: HeadRead): TopicFeed<T> | undefined;
   /** Bound on catch-up replays at once. */
   limiter: Limiter;
+  stats: HubStats;
 }
 
 export interface Deferred {

@@ -107,6 +107,7 @@ export async function* run<T>(
       if (follower.retired) throw new ClosedError("the hub was closed");
       caughtUp = false;
       progress?.onReplay?.();
+      registry.stats.subscriberReplays++;
       const until = await registry.head(topic as Topic<unknown>);
       if (signal?.aborted) return;
       if (!sameIncarnation(until.incarnation, follower.cursors?.incarnation)) {

@@ -1,6 +1,6 @@
 /** Hub mode "topic": tenants joining a running whole-topic feed at its seam, and the catch-up bound. */
 import { describe, it, expect } from "vitest";
-import type { TidemarkEvent } from "@tidemark/shared";
+import { BrokerUnavailableError, type TidemarkEvent } from "@tidemark/shared";
 import { HubRegistry, type SharedHub, type Topic } from "../../src/index.js";
 import { collect, useCoreFixture } from "../core/fixture.js";
 import { eventually, spyTopic } from "./fixture.js";
@@ -117,6 +117,94 @@ describe("hub topic feed", () => {
     }
     expect(topic.calls.follow).toBe(1);
     expect(topic.calls.replay).toBeLessThanOrEqual(3);
+    ac.abort();
+    hubs.close();
+  });
+
+  /** 40 tenants with five events each; each resumes after its second (a bridge restart). */
+  async function resumeStorm(topic: Topic<number>, real: Topic<number>, hubs: HubRegistry, ac: AbortController) {
+    const tenants = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    for (let round = 0; round < 5; round++) for (const t of tenants) await topic.publish({ data: round, tenantId: t });
+    const events = await collect(real.replay()); // not through the spy
+    const cursors = tenants.map((t) => events.filter((e) => e.tenantId === t)[1]!.cursor);
+    const readers = tenants.map((t, i) => read(hubs.get(topic, t), { after: cursors[i], signal: ac.signal }));
+    await eventually(() => readers.every((r) => r.caughtUp >= 1 || r.error !== undefined), 30_000, "every tenant caught up");
+    await Promise.all(tenants.map((t) => topic.publish({ data: 9, tenantId: t })));
+    await eventually(() => readers.every((r) => r.events.length === 4 || r.error !== undefined), 30_000, "every tenant's events");
+    await new Promise((r) => setTimeout(r, 200));
+    for (const [i, r] of readers.entries()) {
+      expect(r.error).toBeUndefined();
+      expect(r.events.map((e) => e.data)).toEqual([2, 3, 4, 9]);
+      expect(r.events.every((e) => e.tenantId === tenants[i])).toBe(true);
+    }
+  }
+
+  it("hub - hubMode topic: a storm whose first whole-topic cover read fails is still served by the cover (the read is retried), not a replay per tenant", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    let failed = 0;
+    const topic = spyTopic(real, {
+      replay: (o) => {
+        // The first whole-topic read fails the way a timeout under load does.
+        if (o?.tenantId === undefined && failed++ === 0) {
+          return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new BrokerUnavailableError("request timed out")) }) };
+        }
+        return real.replay(o);
+      },
+    });
+    const hubs = new HubRegistry({ hubMode: "topic" });
+    const ac = new AbortController();
+    await resumeStorm(topic, real, hubs, ac);
+    expect(failed).toBeGreaterThan(1);
+    expect(hubs.stats.fallbacks).toEqual({});
+    expect(hubs.stats.covered).toBe(40);
+    expect(topic.calls.follow).toBe(1);
+    expect(topic.calls.replay).toBeLessThanOrEqual(5);
+    ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode topic: a storm behind more than the backlog's byte bound falls back to tenant replays, at most maxCatchUps at once, instead of reading the topic again and again", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    let running = 0;
+    let most = 0;
+    let wholeTopic = 0;
+    const topic = spyTopic(real, {
+      replay: (o) => {
+        if (o?.tenantId === undefined) wholeTopic++;
+        return {
+          async *[Symbol.asyncIterator]() {
+            running++;
+            most = Math.max(most, running);
+            try {
+              yield* real.replay(o);
+            } finally {
+              running--;
+            }
+          },
+        };
+      },
+    });
+    // 4 MiB an event: the feed's backlog (64 MiB) holds 16 of the 200.
+    const hubs = new HubRegistry({ hubMode: "topic", maxCatchUps: 4, sizeOf: () => 4 * 1024 * 1024, ringBytes: 2 ** 40 });
+    const ac = new AbortController();
+    await resumeStorm(topic, real, hubs, ac);
+    expect(wholeTopic).toBeLessThanOrEqual(2);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(topic.calls.follow).toBe(1);
+    ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode topic: a storm further behind than maxBackfillSequences but within the feed's backlog is served by one cover read, not a replay per subscriber", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    const topic = spyTopic(real);
+    // Each tenant resumes about 120 sequences behind the head: past maxBackfillSequences.
+    const hubs = new HubRegistry({ hubMode: "topic", maxBackfillSequences: 10 });
+    const ac = new AbortController();
+    await resumeStorm(topic, real, hubs, ac);
+    expect(hubs.stats.subscriberReplays).toBe(0);
+    expect(hubs.stats.covered).toBe(40);
+    expect(topic.calls.replay).toBeLessThanOrEqual(2);
     ac.abort();
     hubs.close();
   });
