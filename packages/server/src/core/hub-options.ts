@@ -45,4 +45,12 @@ export interface HubRegistryOptions {
    * @default 64
    */
   maxCatchUps?: number;
+  /**
+   * Byte bound (by `sizeOf`) of each topic feed's backlog in mode "topic": the recent events,
+   * indexed by tenant, that resuming subscribers catch up from with no read of their own. It
+   * fills on a busy topic and stays full, in every bridge process, so it is a steady cost per
+   * exposed topic (real memory is about 1.5x the estimate). 8 MiB holds about 27,000 events of
+   * 300 bytes; raise it for resume storms of more tenants. @default 8 MiB
+   */
+  feedBacklogBytes?: number;
 }

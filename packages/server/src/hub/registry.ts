@@ -10,7 +10,7 @@
 import { ClosedError, InvalidArgumentError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
-import { FEED_BACKLOG_BYTES, FEED_BACKLOG_SEQUENCES } from "./settings.js";
+import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
 import { run } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
@@ -32,6 +32,7 @@ const defaults: Required<HubRegistryOptions> = {
   sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
   hubMode: "topic",
   maxCatchUps: 64,
+  feedBacklogBytes: 8 * 1024 * 1024,
 };
 
 /** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
@@ -106,7 +107,7 @@ export class HubRegistry {
 
   constructor(options: HubRegistryOptions = {}) {
     const s = { ...defaults, ...options };
-    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps"] as const) {
+    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps", "feedBacklogBytes"] as const) {
       if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
         throw new InvalidArgumentError(`hub option ${key} must be a non-negative integer`);
       }
@@ -119,7 +120,7 @@ export class HubRegistry {
     }
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
-    this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: FEED_BACKLOG_BYTES };
+    this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
     this.#unobserve = observeHubs(() => this.followerCount);
   }

@@ -7,12 +7,10 @@ import type { HubStats } from "./stats.js";
 
 /**
  * A topic feed's backlog reaches at least this many sequences behind its newest event (or
- * `maxBackfillSequences`, if larger) and holds at most `FEED_BACKLOG_BYTES`: enough for a
- * resume storm of 100,000 tenants a little behind (about 300 bytes an event by `sizeOf`'s
- * estimate, the byte bound binds first, near 220,000 events).
+ * `maxBackfillSequences`, if larger), within the `feedBacklogBytes` hub option (8 MiB, which
+ * binds first for events of a few hundred bytes).
  */
 export const FEED_BACKLOG_SEQUENCES = 250_000;
-export const FEED_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /** @internal Resolved hub settings. */
 export interface HubSettings {

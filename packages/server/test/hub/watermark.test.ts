@@ -116,5 +116,7 @@ describe("hub watermark refresh", () => {
     expect(() => new HubRegistry({ hubMode: "both" as never })).toThrow(InvalidArgumentError);
     expect(() => new HubRegistry({ windowPollMs: 0 })).toThrow(InvalidArgumentError);
     expect(() => new HubRegistry({ watermarkIntervalMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new HubRegistry({ feedBacklogBytes: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new HubRegistry({ feedBacklogBytes: 1.5 })).toThrow(InvalidArgumentError);
   });
 });
