@@ -8,7 +8,6 @@ import {
   cursorPrefix,
   cursorWithPrefix,
   decodeCursor,
-  decodeEnvelope,
   eventIdFor,
   InvalidArgumentError,
   TopicNotFoundError,
@@ -17,7 +16,6 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
-import { keepTrace } from "../observe/trace.js";
 import type { Connector } from "./connection.js";
 import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
@@ -29,12 +27,11 @@ import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
 import { traceableHeaders } from "./trace-probe.js";
+import { decodeEvent } from "./decode-event.js";
 import { publishHeaderPrefix } from "./publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
-
-const decoder = new TextDecoder();
 
 /** What a topic needs from its Sync. */
 export interface TopicHost {
@@ -199,17 +196,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   /** @internal */
   decode<E = T>(seq: number, data: Uint8Array, headers?: JsMsg["headers"]): TidemarkEvent<E> {
-    const env = decodeEnvelope(decoder.decode(data));
-    const event: TidemarkEvent<E> = {
-      eventId: eventIdFor(this.#incarnation, seq),
-      cursor: cursorWithPrefix(this.#prefix, seq),
-      streamSequence: seq,
-      data: env.d as E,
-      publishedAt: env.ts,
-    };
-    if (env.t !== undefined) event.tenantId = env.t;
-    keepTrace(event, headers);
-    return event;
+    return decodeEvent<E>(this.#incarnation, this.#prefix, seq, data, headers);
   }
 
   // ---- writes ----
