@@ -6,19 +6,8 @@
  *   npx tsx bench/fanout/profile-summary.ts dir/CPU.*.cpuprofile [--top 15]
  */
 import { readFileSync } from "node:fs";
+import type { CpuProfile as Profile, ProfileNode as Node } from "../lib/cpuprofile.js";
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
 
 const AREAS: [string, RegExp][] = [
   ["bridge", /packages\/server\/(dist|src)\/bridge\//],

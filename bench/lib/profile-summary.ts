@@ -8,18 +8,8 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { CpuProfile as Profile, ProfileNode as Node } from "./cpuprofile.js";
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  startTime: number;
-  endTime: number;
-}
 
 const [given, topArg, grep] = process.argv.slice(2);
 if (!given) throw new Error("usage: profile-summary <file.cpuprofile | dir> [top]");
