@@ -53,4 +53,16 @@ describe("frames", () => {
     expect(frames.frame("h1", event)).toBe(a);
     expect(JSON.parse(frames.frame("h2", event).text).hub).toBe("h2");
   });
+
+  it("frames - only the most recent frames are kept, within the byte bound: an older one is rebuilt", () => {
+    const frames = new EventFrames(10_000);
+    const events = Array.from({ length: 50 }, (_, i) => ({ eventId: `i-${i}`, cursor: "s6t.c", streamSequence: i + 1, data: { pad: "x".repeat(400) }, publishedAt: 5 }) as unknown as TidemarkEvent);
+    const first = events.map((e) => frames.frame("h", e));
+    // About 460 bytes of text each, counted twice (text and bytes): the last ~10 are kept.
+    expect(frames.frame("h", events[49]!)).toBe(first[49]);
+    expect(frames.frame("h", events[45]!)).toBe(first[45]);
+    const rebuilt = frames.frame("h", events[0]!);
+    expect(rebuilt).not.toBe(first[0]);
+    expect(rebuilt.text).toBe(first[0]!.text);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * Parsing and checking of client frames, and serialisation of server frames. Event frames are
- * serialised once per (event, hub) and the same string is sent to every subscriber.
+ * serialised once per (event, hub) and the same string is sent to every subscriber of the moment.
  */
 import type { FrameText } from "./socket.js";
 import {
@@ -90,15 +90,46 @@ export function encode(frame: ServerFrame): string {
   return JSON.stringify(frame);
 }
 
-/** @internal Serialises event frames once per (event, hub). */
+/**
+ * @internal Serialises event frames once per (event, hub) and keeps the most recent ones, up to
+ * `maxBytes` of frame text (its UTF-8 bytes, cached beside it, count again). Not for the event's
+ * lifetime: the hubs' windows and the feed backlog hold events for resuming readers, and a frame
+ * (text and bytes) kept with each would triple their memory. A frame is wanted again soon after
+ * it is made (every socket of the tenant, a reader a little behind); an older one is rebuilt.
+ */
 export class EventFrames {
   readonly #cache = new WeakMap<object, { hub: string; frame: FrameText }>();
+  /** The cached events, oldest first from `#head`, with the bytes each one counts. */
+  #order: object[] = [];
+  #sizes: number[] = [];
+  #head = 0;
+  #bytes = 0;
+
+  constructor(readonly maxBytes = 4 * 1024 * 1024) {}
 
   frame(hub: string, event: TidemarkEvent): FrameText {
     const hit = this.#cache.get(event);
     if (hit && hit.hub === hub) return hit.frame;
     const frame = { text: `{"type":"event","hub":${JSON.stringify(hub)},"event":${JSON.stringify(event)}}` };
     this.#cache.set(event, { hub, frame });
+    this.#keep(event, 2 * frame.text.length);
     return frame;
+  }
+
+  #keep(event: object, size: number): void {
+    this.#order.push(event);
+    this.#sizes.push(size);
+    this.#bytes += size;
+    while (this.#bytes > this.maxBytes && this.#head < this.#order.length - 1) {
+      // An event cached twice (another hub) loses its newer frame early: it is only rebuilt.
+      this.#cache.delete(this.#order[this.#head]!);
+      this.#bytes -= this.#sizes[this.#head]!;
+      this.#head++;
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#sizes = this.#sizes.slice(this.#head);
+      this.#head = 0;
+    }
   }
 }

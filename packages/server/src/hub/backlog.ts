@@ -12,7 +12,8 @@ export class Backlog<T = unknown> {
   /** Every event with a sequence in `(floor, top]` is held. */
   floor: number;
   top: number;
-  #all: TidemarkEvent<T>[] = [];
+  /** Held events from `#head` on; the slots before it are emptied (compacted now and then). */
+  #all: (TidemarkEvent<T> | undefined)[] = [];
   /** The byte bound dropped events: anything put in front now would be dropped at once. */
   full = false;
   readonly #byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
@@ -50,7 +51,7 @@ export class Backlog<T = unknown> {
     }
     for (const [tenant, list] of byTenant) this.#byTenant.set(tenant, list.concat(this.#tenant(tenant)));
     // Not splice(0, n, ...events): a spread of 100,000 arguments overflows the stack.
-    this.#all = events.concat(this.#all.slice(this.#head));
+    this.#all = (events as (TidemarkEvent<T> | undefined)[]).concat(this.#all.slice(this.#head));
     this.#head = 0;
     this.floor = from;
     this.#trim();
@@ -73,10 +74,11 @@ export class Backlog<T = unknown> {
   slice(tenant: string | undefined, after: number, until: number): TidemarkEvent<T>[] | undefined {
     if (after < this.floor || until > this.top) return undefined;
     const list = tenant === undefined ? this.#all : (this.#byTenant.get(tenant) ?? []);
+    const first = tenant === undefined ? this.#head : 0;
     const out: TidemarkEvent<T>[] = [];
     // The newest are at the end: a resume a little behind the head walks a short tail.
     let i = list.length;
-    while (i > 0 && list[i - 1]!.streamSequence > after) i--;
+    while (i > first && list[i - 1]!.streamSequence > after) i--;
     for (; i < list.length && list[i]!.streamSequence <= until; i++) out.push(list[i]!);
     return out;
   }
@@ -99,7 +101,8 @@ export class Backlog<T = unknown> {
       const overBytes = this.#bytes > this.maxBytes;
       if (oldest.streamSequence > this.top - this.maxSequences && !overBytes) break;
       if (overBytes) this.full = true;
-      this.#head++;
+      // Emptied now, not at the next compaction: up to 1,024 dropped events would stay alive.
+      this.#all[this.#head++] = undefined;
       this.#bytes -= this.#sizes.get(oldest) ?? 0;
       const list = this.#byTenant.get(oldest.tenantId);
       if (list?.[0] === oldest) list.shift();
