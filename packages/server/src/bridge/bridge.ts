@@ -14,6 +14,7 @@ import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
 import { drain } from "./drain.js";
 import { EventFrames } from "./frames.js";
+import { processMemory } from "./memory.js";
 import { HubGroups } from "./hub-group.js";
 import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
@@ -103,7 +104,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     jetstreamConsumers: sync?.stats().consumers ?? 0,
     unauthenticated: context.unauthenticated.size,
   });
-  const render = () => context.metrics.render(extra());
+  const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).
   const unobserve = observeBridge(() => context.metrics.snapshot(extra()));
   const app = new Hono();

@@ -4,6 +4,7 @@
  */
 import { DURATION_BUCKETS as LAG_BUCKETS, instruments } from "../observe/meter.js";
 import type { BridgeSnapshot } from "../observe/bridge-meter.js";
+import type { ProcessMemory } from "./memory.js";
 
 /** What the bridge adds from outside the counters (hubs, the Sync, the drain state). */
 export interface BridgeExtra {
@@ -14,6 +15,7 @@ export interface BridgeExtra {
   draining: boolean;
   unauthenticated: number;
   jetstreamConsumers: number;
+  memory?: ProcessMemory;
 }
 
 /** @internal Counters and gauges of one bridge. */
@@ -95,6 +97,13 @@ export class BridgeMetrics {
     metric("tidemark_bridge_rejected_total", "counter", "Refused upgrades, subscriptions and connections, by reason.", labelled("reason", this.rejected));
     metric("tidemark_bridge_errors_total", "counter", "Error frames sent, by code.", labelled("code", this.errors));
     metric("tidemark_bridge_draining", "gauge", "1 while the bridge drains for shutdown.", [["", extra.draining ? 1 : 0]]);
+    const memory = extra.memory;
+    if (memory) {
+      metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", [["", memory.rss]]);
+      metric("nodejs_heap_size_used_bytes", "gauge", "JavaScript heap in use, in bytes.", [["", memory.heapUsed]]);
+      metric("nodejs_heap_size_total_bytes", "gauge", "JavaScript heap reserved, in bytes.", [["", memory.heapTotal]]);
+      metric("nodejs_external_memory_bytes", "gauge", "Memory of buffers and other objects outside the heap, in bytes.", [["", memory.external]]);
+    }
     out.push(
       "# HELP tidemark_bridge_delivery_lag_seconds Time from publish to sending the event frame.",
       "# TYPE tidemark_bridge_delivery_lag_seconds histogram",

@@ -89,6 +89,12 @@ describe("bridge operations", () => {
     expect(text).toMatch(/^tidemark_hub_followers 1$/m);
     expect(text).toMatch(/^tidemark_bridge_events_delivered_total 1$/m);
     expect(text).toMatch(/^tidemark_bridge_delivery_lag_seconds_count 1$/m);
+    // The process's memory under prom-client's names, in bytes (this test process's own).
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
+    expect(gauge("process_resident_memory_bytes")).toBeGreaterThan(gauge("nodejs_heap_size_used_bytes"));
+    expect(gauge("nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(gauge("nodejs_heap_size_used_bytes"));
+    expect(gauge("nodejs_heap_size_used_bytes")).toBeGreaterThan(1024 * 1024);
+    expect(gauge("nodejs_external_memory_bytes")).toBeGreaterThan(0);
   });
 
   it("bridge - drain tells clients to reconnect, closes with 1001, and /readyz turns 503", async () => {

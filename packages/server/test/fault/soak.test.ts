@@ -117,6 +117,7 @@ describe("soak", () => {
             catchUpReplays: metric("tidemark_bridge_replays_total"),
             eventFrames: metric("tidemark_bridge_events_delivered_total"),
             rssMiB: { start: samples[0]!.rssMiB, warm: warm.rssMiB, peak: peak.rssMiB, end: end.rssMiB },
+            heapMiB: { used: Math.round(metric("nodejs_heap_size_used_bytes") / 2 ** 20), total: Math.round(metric("nodejs_heap_size_total_bytes") / 2 ** 20) },
             fds: { start: samples[0]!.fds, warm: warm.fds, end: end.fds },
             rssSeries: samples.map((x) => [Math.round(x.at / 1000), x.rssMiB]),
           }),
