@@ -11,16 +11,19 @@
  * it, JS heap of the tabs, and the SharedWorker's JS heap (CDP Runtime.getHeapUsage, after a
  * forced GC).
  *
- *   pnpm bench browser              (BENCH_ROUNDS=n to change the rounds, default 3)
+ *   pnpm bench browser              (BENCH_ROUNDS=n to change the rounds, default 3;
+ *                                    BENCH_SIDES=auto to measure the shared worker only)
  */
-import { EVENTS, TABS, measure, type Sample } from "../e2e/bench/browser.js";
+import { EVENTS, TABS, measure, type Sample, type Side } from "../e2e/bench/browser.js";
 import { median } from "./lib/measure.js";
 import { environment } from "./lib/table.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Issue #15: 10 tabs x 1,000 events rendered in under a second with the shared worker. */
 const RENDER_TARGET_MS = 1_000;
-const { samples, chromium } = await measure(ROUNDS);
+// BENCH_SIDES=auto (comma-separated: auto, leader, direct) measures only those; the others print "-".
+const SIDES = (process.env.BENCH_SIDES ?? "auto,leader,direct").split(",") as Side[];
+const { samples, chromium } = await measure(ROUNDS, SIDES);
 const { auto: subject, leader, direct: baseline } = samples;
 
 const med = (xs: Sample[], f: (s: Sample) => number | undefined) => median(xs.map(f).filter((v): v is number => v !== undefined));

@@ -90,7 +90,7 @@ function printTrace(events: TraceEvent[]): void {
 const outDir = process.argv[2] ?? "/tmp/browser-profile";
 mkdirSync(outDir, { recursive: true });
 execFileSync("pnpm", ["exec", "vite", "build", "--logLevel", "warn"], { cwd: demoDir, stdio: "inherit" });
-const server = await DemoServer.start();
+const server = await DemoServer.start({ env: { DEMO_DURABILITY: "buffered" } }); // as the benchmark
 const browser = await chromium.launch(chromiumLaunch);
 try {
   for (const round of [0, 1]) {

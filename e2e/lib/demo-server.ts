@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The most events the demo's publish route takes per request. */
-export const MAX_PUBLISH_COUNT = 20;
+export const MAX_PUBLISH_COUNT = 100;
 
 export const demoDir = fileURLToPath(new URL("../../apps/demo/", import.meta.url));
 

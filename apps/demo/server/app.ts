@@ -31,7 +31,7 @@ export interface DemoAppOptions {
 }
 
 /** Most events one publish request may ask for. */
-export const MAX_COUNT = 20;
+export const MAX_COUNT = 100;
 /** Largest publish body accepted (a 500-character text fits many times over). */
 const MAX_BODY_BYTES = 8 * 1024;
 
@@ -94,10 +94,14 @@ export function createDemoApp(options: DemoAppOptions): Hono {
         return c.json({ code: "FORBIDDEN", message: `you may not publish to tenant ${String(tenantId)}` }, 403);
       }
       try {
-        const receipts = [];
+        // In flight, started in order: each call sends before the next starts, on the Sync's
+        // one connection, so the broker stores them in this order and acknowledges them in one
+        // round trip (one fsync each under durability "fsync") instead of one after another.
+        const pending = [];
         for (let i = 0; i < count; i++) {
-          receipts.push(await topic.publish({ tenantId, data: count === 1 ? { text } : { text: `${text} #${i + 1}`, i: i + 1 } }));
+          pending.push(topic.publish({ tenantId, data: count === 1 ? { text } : { text: `${text} #${i + 1}`, i: i + 1 } }));
         }
+        const receipts = await Promise.all(pending);
         return c.json({ published: receipts.length, last: receipts.at(-1) });
       } catch (err) {
         const code = isTidemarkError(err) ? err.code : "INTERNAL";

@@ -4,7 +4,7 @@
  */
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createNodeBridge, createSync, expose, serveBridge, type LogLevel } from "@tidemark/server";
+import { createNodeBridge, createSync, expose, serveBridge, type Durability, type LogLevel } from "@tidemark/server";
 import { createDemoApp, type Note } from "./app.js";
 import { DEMO_TOPIC, createDemoAuth, mayAccess, type Principal } from "./auth.js";
 
@@ -24,7 +24,11 @@ const origins = process.env.DEMO_ORIGINS
 const logLevel = (process.env.DEMO_LOG_LEVEL ?? "warn") as LogLevel;
 const distDir = relative(process.cwd(), fileURLToPath(new URL("../dist", import.meta.url))) || ".";
 
-const sync = createSync({ namespace: "demo", embedded: { dataDir } });
+// The embedded server's durability: its default ("fsync" on nats-server 2.10+), or
+// DEMO_DURABILITY=buffered (the browser benchmark, like the other benchmarks' servers).
+const durability = parseDurability(process.env.DEMO_DURABILITY);
+
+const sync = createSync({ namespace: "demo", embedded: { dataDir, durability } });
 const topic = sync.topic<Note>({
   id: DEMO_TOPIC,
   retention: { maxAgeMs: 7 * 24 * 3600_000, maxBytes: retentionBytes },
@@ -52,6 +56,12 @@ console.log(
   `nats-server ${nats.version} (${nats.embedded?.binary}), durability ${nats.embedded?.durability}: ` +
     (nats.embedded?.durability === "fsync" ? "fsync before every acknowledgement" : "a crash of the process loses nothing; a power failure may"),
 );
+
+function parseDurability(value: string | undefined): Durability | undefined {
+  if (!value) return undefined;
+  if (value === "fsync" || value === "buffered") return value;
+  throw new Error(`DEMO_DURABILITY must be "fsync" or "buffered", not ${JSON.stringify(value)}`);
+}
 
 let stopping = false;
 async function stop(): Promise<void> {

@@ -2,12 +2,9 @@
  * The demo notification centre: one feed per tenant through @tidemark/client, a bell with the
  * unread count, the connection status, and the server's own count of connections.
  */
-import { createClient, type Feed, type FeedItem } from "@tidemark/client";
+import { createClient, type Feed } from "@tidemark/client";
+import { NotificationList, type Note } from "./list.js";
 import "./style.css";
-
-interface Note {
-  text: string;
-}
 
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector<T>(selector)!;
 const list = $<HTMLOListElement>("#list");
@@ -81,31 +78,17 @@ let ticker: Feed<Note> | undefined;
 let unsubscribers: (() => void)[] = [];
 let effects = 0;
 
-// One formatter for every row: toLocaleTimeString builds one per call (~170 µs each in the
-// browser profile, most of a tab's time during a burst).
-const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: "medium" });
 const readKey = () => `tidemark-demo:read:${user}:${tenant}`;
 const lastRead = () => Number(localStorage.getItem(readKey()) ?? 0);
-
-function renderItem(item: FeedItem<Note>): HTMLLIElement {
-  const li = document.createElement("li");
-  li.dataset.n = String(item.n);
-  if (item.kind === "gap") {
-    li.className = "gap";
-    li.dataset.testid = "gap-marker";
-    li.textContent = `Some notifications may be missing here (${item.reason.replace("_", " ")}).`;
-    return li;
-  }
-  li.dataset.testid = "notification";
-  li.dataset.eventId = item.event.eventId;
-  if (item.n > lastRead()) li.classList.add("unread");
-  const text = document.createElement("span");
-  text.textContent = item.event.data?.text ?? JSON.stringify(item.event.data);
-  const time = document.createElement("time");
-  time.textContent = timeFormat.format(item.event.publishedAt);
-  li.append(time, text);
-  return li;
-}
+const rows = new NotificationList({
+  list,
+  keep: () => feed?.items.length ?? 0,
+  lastRead,
+  rendered: () => {
+    empty.hidden = list.childElementCount > 0;
+    renderUnread();
+  },
+});
 
 let unread = 0;
 /** Counts unread events; `restyle` also re-marks every row (after the bell was clicked). */
@@ -115,11 +98,7 @@ function renderUnread(restyle = false): void {
   unread = feed.items.reduce((sum, i) => sum + (i.kind === "event" && i.n > read ? 1 : 0), 0);
   unreadEl.textContent = String(unread);
   unreadEl.dataset.zero = String(unread === 0);
-  if (restyle) {
-    for (const li of list.querySelectorAll<HTMLLIElement>("li[data-testid=notification]")) {
-      li.classList.toggle("unread", Number(li.dataset.n) > read);
-    }
-  }
+  if (restyle) rows.restyle();
   document.title = unread > 0 ? `(${unread}) Tidemark` : "Tidemark notification centre";
 }
 
@@ -129,7 +108,7 @@ function openFeed(): void {
   ticker?.close();
   liveEl.textContent = "—";
   liveEl.dataset.count = "0";
-  list.replaceChildren();
+  rows.clear();
   refusedEl.hidden = true;
   empty.hidden = false;
   const current = client.feed<Note>({ topic: "demo.notifications", tenantId: tenant });
@@ -151,14 +130,13 @@ function openFeed(): void {
     }),
     current.onItems((items, { replaced }) => {
       // Another user signed in, or the server refused the feed: nothing shown before stays.
-      if (replaced) list.replaceChildren();
-      empty.hidden = current.items.length > 0;
-      const fragment = document.createDocumentFragment();
-      for (const item of items) fragment.append(renderItem(item));
-      list.append(fragment);
-      // The tab keeps at most historyLimit items; so does the page.
-      while (list.children.length > current.items.length) list.firstElementChild?.remove();
-      renderUnread();
+      if (replaced) {
+        rows.clear();
+        empty.hidden = current.items.length > 0;
+        renderUnread();
+      }
+      // The rows, the unread count and the title change together, at most every 100 ms.
+      rows.add(items);
     }),
     current.onEffect(() => {
       effects++;
