@@ -197,17 +197,21 @@ async function storm(): Promise<StormResult> {
   await first.ask({ cmd: "stop" }, "stopped");
   // while no bridge runs, every tenant gets 50 events: each client is 50 behind
   await publishBurst("bridge", STORM_BEHIND * TENANTS);
-  const second = start("./server.ts", ["bridge", nats.url], ["--expose-gc"], true);
+  const second = start("./server.ts", ["bridge", nats.url], ["--expose-gc", ...prof], true);
   const b = await second.wait<{ port: number }>("ready");
   let peak = 0;
   // a monitoring request that fails under load is one sample less, not the end of the run
   const sampler = setInterval(() => void consumers().then((c) => (peak = Math.max(peak, c)), () => undefined), 50);
+  const cpu = new CpuSampler([{ name: "server", pid: second.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid })), { name: "nats", pid: nats.pid }]);
+  cpu.start();
   const resumed = await load.resume(b.port);
+  const perProcess = cpu.stop();
   clearInterval(sampler);
   const counts = await second.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
   await load.disconnect();
   await second.ask({ cmd: "stop" }, "stopped");
-  return { ...resumed, ...counts, peak };
+  const shares = byName(perProcess);
+  return { ...resumed, ...counts, peak, cpu: shares, bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores) };
 }
 
 const prof = process.env.FANOUT_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.FANOUT_PROF}`] : [];

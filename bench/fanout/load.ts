@@ -9,6 +9,9 @@ import { Histogram, TOPIC, now, tenantOf, type Impl } from "./shared.js";
 
 interface Client {
   tenant: string;
+  /** When the socket opened and when it was caught up (ms, `now()`), for the storm's phases. */
+  openAt: number;
+  caughtUpAt: number;
   /** Loopback source address the socket was opened from (resume uses the same). */
   localAddress?: string;
   cursor?: string;
@@ -43,7 +46,7 @@ function record(t: number): void {
 /** Opens one client; resolves when it is subscribed (bridge: caught up). */
 function open(impl: Impl, port: number, tenant: string, cursor?: string, localAddress?: string): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const client: Client = { tenant, localAddress, cursor, events: 0, close: () => undefined };
+    const client: Client = { tenant, localAddress, cursor, events: 0, openAt: 0, caughtUpAt: 0, close: () => undefined };
     if (impl === "socketio") {
       const socket: Socket = io(`http://127.0.0.1:${port}`, {
         transports: ["websocket"],
@@ -65,6 +68,7 @@ function open(impl: Impl, port: number, tenant: string, cursor?: string, localAd
     client.close = () => ws.terminate();
     ws.on("error", reject);
     ws.on("open", () => {
+      client.openAt = now();
       if (impl !== "bridge") return;
       ws.send(JSON.stringify({ type: "hello", v: 1, token: `u${tenant}` }));
       ws.send(JSON.stringify({ type: "subscribe", id: "s", topic: TOPIC, tenantId: tenant, mode: "hub", cursor: client.cursor }));
@@ -82,6 +86,7 @@ function open(impl: Impl, port: number, tenant: string, cursor?: string, localAd
           record(frame.event!.data.t);
           return;
         case "caught_up":
+          client.caughtUpAt = now();
           client.cursor = frame.cursor;
           resolve(client);
           return;
@@ -184,7 +189,16 @@ async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promis
       const ms = now() - start;
       clients = resumed;
       const perClient = resumed.map((c) => c.events);
-      send({ cmd: "resumed", ms, min: Math.min(...perClient), max: Math.max(...perClient), delivered, failed });
+      // phases: the last socket open (connect) and the first and last caught_up, from the start
+      let lastOpen = 0;
+      let firstCaughtUp = Infinity;
+      let lastCaughtUp = 0;
+      for (const c of resumed) {
+        lastOpen = Math.max(lastOpen, c.openAt - start);
+        firstCaughtUp = Math.min(firstCaughtUp, c.caughtUpAt - start);
+        lastCaughtUp = Math.max(lastCaughtUp, c.caughtUpAt - start);
+      }
+      send({ cmd: "resumed", ms, min: Math.min(...perClient), max: Math.max(...perClient), delivered, failed, start, lastOpen, firstCaughtUp, lastCaughtUp });
       return;
     }
     case "close":

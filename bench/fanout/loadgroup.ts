@@ -14,6 +14,19 @@ export interface Delivered {
   hist: Histogram;
 }
 
+/** A resume storm's outcome; the phase times are ms from each process's start of the storm. */
+export interface Resumed {
+  ms: number;
+  min: number;
+  max: number;
+  delivered: number;
+  failed: number;
+  /** The last socket opened (TCP + upgrade done). */
+  lastOpen: number;
+  firstCaughtUp: number;
+  lastCaughtUp: number;
+}
+
 export class LoadGroup {
   readonly procs: Proc[];
   /** Clients opened in each process so far. */
@@ -82,17 +95,18 @@ export class LoadGroup {
   }
 
   /** Every kept client reconnects at once with its cursor (the resume storm). */
-  async resume(port: number): Promise<{ ms: number; min: number; max: number; delivered: number; failed: number }> {
+  async resume(port: number, timeoutMs = 120_000): Promise<Resumed> {
     const t0 = performance.now();
-    const rs = await Promise.all(
-      this.procs.map((p) => p.ask<{ min: number; max: number; delivered: number; failed: number }>({ cmd: "resume", port }, "resumed", 120_000)),
-    );
+    const rs = await Promise.all(this.procs.map((p) => p.ask<Omit<Resumed, "ms">>({ cmd: "resume", port }, "resumed", timeoutMs)));
     return {
       ms: performance.now() - t0,
       min: Math.min(...rs.map((r) => r.min)),
       max: Math.max(...rs.map((r) => r.max)),
       delivered: rs.reduce((s, r) => s + r.delivered, 0),
       failed: rs.reduce((s, r) => s + r.failed, 0),
+      lastOpen: Math.max(...rs.map((r) => r.lastOpen)),
+      firstCaughtUp: Math.min(...rs.map((r) => r.firstCaughtUp)),
+      lastCaughtUp: Math.max(...rs.map((r) => r.lastCaughtUp)),
     };
   }
 

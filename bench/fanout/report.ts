@@ -1,6 +1,7 @@
 /** The fan-out benchmark's tables: every bridge row of issue 15 with its target and ok/MISSED. */
 import type { CpuShare } from "./cpu.js";
 import type { Impl } from "./shared.js";
+import type { Resumed } from "./loadgroup.js";
 
 export interface Result {
   impl: Impl;
@@ -83,15 +84,12 @@ export function printFanout(results: Result[], sizes: number[], rounds: number, 
   console.log("\n(the last row is 1 when every expected delivery arrived in both phases; CPU in cores = CPU seconds per wall second, load generators summed)");
 }
 
-export interface StormResult {
-  ms: number;
-  min: number;
-  max: number;
-  delivered: number;
-  failed: number;
+export interface StormResult extends Resumed {
   follow: number;
   replay: number;
   peak: number;
+  cpu: CpuShare[];
+  bottleneck: string;
 }
 
 export function printStorm(r: StormResult, clients: number, behind: number): void {
@@ -99,6 +97,9 @@ export function printStorm(r: StormResult, clients: number, behind: number): voi
   console.log("| measure | value | target |");
   console.log("|:--|--:|:--|");
   console.log(`| time until all caught up, s | ${(r.ms / 1000).toFixed(2)} | < ${TARGETS.stormSeconds} ${verdict(r.ms / 1000 < TARGETS.stormSeconds)} |`);
+  console.log(`| phases: last socket open / first caught up / last caught up, s | ${[r.lastOpen, r.firstCaughtUp, r.lastCaughtUp].map((v) => (v / 1000).toFixed(2)).join(" / ")} |  |`);
+  console.log(`| CPU during the storm, cores | ${cores(r.cpu)} |  |`);
+  console.log(`| bottleneck during the storm | ${r.bottleneck} |  |`);
   console.log(`| events replayed per client (min / max) | ${r.min} / ${r.max} | ${behind} / ${behind} |`);
   console.log(`| subscriptions that failed | ${r.failed} | 0 |`);
   console.log(`| frames delivered per second during the storm | ${Math.round((r.min === r.max ? r.min * clients : r.delivered) / (r.ms / 1000)).toLocaleString("en-US")} |  |`);

@@ -10,7 +10,8 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { defineWebSocketHelper, WSContext, type WSEvents, type UpgradeWebSocket } from "hono/ws";
 import type { WebSocket, WebSocketServer } from "ws";
-import { SEND_TEXT_BYTES } from "./socket.js";
+import { SEND_FRAME, type FrameText } from "./socket.js";
+import { wsTextMessage } from "./ws-wire.js";
 
 const SLOT = Symbol("tidemark.upgrade");
 
@@ -85,11 +86,19 @@ interface Attached {
 }
 type Tagged = WebSocket & { [STATE]: Attached };
 
-const TEXT = { binary: false };
+/** What the fast path reads of a `ws` socket (ws 8: `_socket` is its net.Socket). */
+interface RawSocket {
+  cork(): void;
+  uncork(): void;
+  write(chunk: Uint8Array): boolean;
+  destroyed?: boolean;
+}
+const rawSocket = (ws: WebSocket) => (ws as unknown as { _socket?: RawSocket })._socket;
 
 /**
  * The WSContextInit of a `ws` socket. Sends made in one turn of the event loop are corked into
- * one write: a burst of events to a socket costs one syscall, not one per frame.
+ * one write: a burst of events to a socket (a catch-up's replay) costs one syscall, not one per
+ * frame.
  */
 class NodeSocketInit {
   readonly raw: WebSocket;
@@ -103,14 +112,22 @@ class NodeSocketInit {
     this.#cork();
     this.raw.send(data);
   }
-  /** TEXT message from UTF-8 bytes encoded once for every socket (see SEND_TEXT_BYTES). */
-  sendTextBytes(bytes: Uint8Array): void {
+  /**
+   * A shared event frame (see SEND_FRAME): its whole WebSocket message is built once and written
+   * to the socket as is, past ws's per-message framing (a header buffer and two writes per send).
+   * Only on an open socket without extensions: a negotiated permessage-deflate, or a closing
+   * socket, goes through ws as before. ws counts the bytes in `bufferedAmount` all the same.
+   */
+  sendFrame(frame: FrameText): void {
+    const raw = this.raw;
+    const socket = rawSocket(raw);
+    if (raw.readyState !== 1 || raw.extensions !== "" || !socket || socket.destroyed) return this.send(frame.text);
     this.#cork();
-    this.raw.send(bytes, TEXT);
+    socket.write((frame.wire ??= wsTextMessage(frame.text)));
   }
   #cork(): void {
     if (this.#corked) return;
-    const socket = (this.raw as unknown as { _socket?: { cork(): void; uncork(): void; destroyed?: boolean } })._socket;
+    const socket = rawSocket(this.raw);
     if (!socket || socket.destroyed) return;
     this.#corked = true;
     socket.cork();
@@ -151,7 +168,7 @@ function onWsError(this: Tagged): void {
 function attach(ws: WebSocket, events: WSEvents<WebSocket>): void {
   const init = new NodeSocketInit(ws);
   const ctx = new WSContext<WebSocket>(init);
-  (ctx as unknown as { [SEND_TEXT_BYTES]: NodeSocketInit })[SEND_TEXT_BYTES] = init;
+  (ctx as unknown as { [SEND_FRAME]: NodeSocketInit })[SEND_FRAME] = init;
   (ws as Tagged)[STATE] = { events, ctx };
   events.onOpen?.(new Event("open"), ctx);
   ws.on("message", onWsMessage as (this: WebSocket, ...args: unknown[]) => void);

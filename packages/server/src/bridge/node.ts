@@ -42,7 +42,13 @@ export interface ServeBridgeOptions {
   app?: Hono;
   /** Time clients get to leave after `drain` before their sockets are closed. @default 1000 */
   drainGraceMs?: number;
-  /** Listen backlog: reconnect storms open thousands of sockets at once. @default 4096 (the kernel may cap it) */
+  /**
+   * Listen backlog: connections the kernel completes and queues until the bridge accepts them.
+   * A reconnect storm opens thousands at once while the bridge is busy catching the first ones
+   * up; past the queue the kernel drops the handshake and the client retries after 1, 3, 7 s...
+   * Linux caps it at `net.core.somaxconn` (4096 since 5.4): raise that sysctl to use more
+   * (see docs/deployment.md). @default 65535
+   */
   backlog?: number;
   /**
    * Time a closing socket gets to answer the WebSocket close handshake before it is destroyed
@@ -98,7 +104,7 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
   handleUpgrades(server as import("node:http").Server, app.fetch, wss);
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
-    (server as import("node:http").Server).listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 4096 }, () =>
+    (server as import("node:http").Server).listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 65_535 }, () =>
       resolve(((server as import("node:http").Server).address() as AddressInfo).port),
     );
   });

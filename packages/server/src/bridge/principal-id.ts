@@ -6,10 +6,25 @@
  */
 const PREFIX = "tidemark.principal.v1\u0000";
 
-/** @internal */
-export async function principalId(key: string): Promise<string> {
+interface NodeCrypto {
+  createHash(algorithm: "sha256"): { update(data: string): { digest(encoding: "base64url"): string } };
+}
+// Node (and Deno, Bun) hash 50 bytes synchronously in a few µs; Web Crypto's digest is a
+// thread-pool job and a promise, which a reconnect storm pays once per `hello`.
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.("node:crypto") as
+  | NodeCrypto
+  | undefined;
+
+/** @internal The portable form (Web Crypto), for runtimes without `node:crypto`. */
+export async function principalIdWeb(key: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(PREFIX + key)));
   let binary = "";
   for (const byte of digest) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** @internal */
+export async function principalId(key: string): Promise<string> {
+  if (nodeCrypto) return nodeCrypto.createHash("sha256").update(PREFIX + key).digest("base64url");
+  return principalIdWeb(key);
 }

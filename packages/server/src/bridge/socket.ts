@@ -5,19 +5,19 @@
 import type { WSContext } from "hono/ws";
 
 /**
- * An optional fast path a runtime adapter may put on its WSContext (the Node entry does):
- * send a frame's UTF-8 bytes as a TEXT message, so a frame shared by many sockets is encoded
- * once instead of once per socket. (`WSContext.send(Uint8Array)` would send a binary message.)
+ * An optional fast path a runtime adapter may put on its WSContext (the Node entry does): send a
+ * shared event frame as prebuilt wire bytes, so a frame shared by many sockets is encoded and
+ * framed once instead of once per socket. The adapter caches its bytes on the frame (`wire`).
  */
-export const SEND_TEXT_BYTES = Symbol.for("tidemark.sendTextBytes");
-export interface TextBytesSender {
-  sendTextBytes(bytes: Uint8Array): void;
+export const SEND_FRAME = Symbol.for("tidemark.sendFrame");
+export interface FrameSender {
+  sendFrame(frame: FrameText): void;
 }
 
-/** A serialised frame; `bytes` (its UTF-8) is filled on first use by a socket that takes it. */
+/** A serialised frame; `wire` (the whole WebSocket message) is filled by a runtime that uses it. */
 export interface FrameText {
   text: string;
-  bytes?: Uint8Array;
+  wire?: Uint8Array;
 }
 
 /** The runtime-neutral view of a WebSocket the bridge writes to. */
@@ -30,8 +30,6 @@ export interface BridgeSocket {
   readonly bufferedAmount: number;
 }
 
-const encoder = new TextEncoder();
-
 /** The bridge's view of a Hono WSContext (a class: no per-socket closures). */
 export class ContextSocket implements BridgeSocket {
   readonly #ws: WSContext;
@@ -42,9 +40,9 @@ export class ContextSocket implements BridgeSocket {
     this.#ws.send(data);
   }
   sendFrame(frame: FrameText): void {
-    const fast = (this.#ws as unknown as { [SEND_TEXT_BYTES]?: TextBytesSender })[SEND_TEXT_BYTES];
-    if (!fast) return this.#ws.send(frame.text);
-    fast.sendTextBytes((frame.bytes ??= encoder.encode(frame.text)));
+    const fast = (this.#ws as unknown as { [SEND_FRAME]?: FrameSender })[SEND_FRAME];
+    if (fast) fast.sendFrame(frame);
+    else this.#ws.send(frame.text);
   }
   close(code: number, reason: string): void {
     this.#ws.close(code, reason);
