@@ -25,6 +25,9 @@ const MAX_IN_FLIGHT = 256;
 
 const PING = encode({ type: "ping" });
 
+/** The queue of an idle connection: one settled promise for all (most sockets are idle). */
+const IDLE: Promise<void> = Promise.resolve();
+
 /** @internal */
 export class Connection<P = unknown> extends Session<P> implements SubscriptionSink<P> {
   /** When the client last sent a frame. */
@@ -32,7 +35,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   /** When the next heartbeat ping is due. */
   #nextPingAt: number;
   #subs: Map<string, Subscription<P>> | undefined;
-  #queue: Promise<void> = Promise.resolve();
+  #queue: Promise<void> = IDLE;
   /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
   #inFlight = 0;
   readonly #subscribeRate: TokenBucket;
@@ -45,15 +48,18 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
   constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
     super(context, socket, request, cookieToken, counted);
-    this.#nextPingAt = Date.now() + context.options.heartbeatMs;
+    // The first ping comes between half and one interval after the connection opened: sockets
+    // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.
+    this.#nextPingAt = Date.now() + context.options.heartbeatMs * (0.5 + Math.random() / 2);
     this.#subscribeRate = new TokenBucket(context.options.limits.subscribeRatePerSecond, Date.now());
   }
 
   /**
    * Called by the bridge's ticker: enforces the hello and refresh deadlines and token expiry,
    * closes a connection silent for two heartbeats, and pings one whose heartbeat is due. Pings
-   * are due heartbeatMs after the connection's last one, so they spread over the interval as
-   * connections arrived instead of 10,000 going out in one tick.
+   * are due heartbeatMs after the connection's last one (the first at a random point of the
+   * second half of the interval), so they spread over the interval instead of 10,000 going out
+   * in one tick.
    */
   tick(now: number): void {
     this.checkDeadlines(now);
@@ -99,7 +105,9 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
         this.context.log("error", "frame handling failed", { connection: this.id, error: String(err) });
         this.error(ErrorCode.Internal, "internal error");
       })
-      .finally(() => this.#inFlight--);
+      .finally(() => {
+        if (--this.#inFlight === 0) this.#queue = IDLE; // drops the settled chain
+      });
   }
 
   async #handle(frame: ClientFrame): Promise<void> {
