@@ -97,8 +97,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.tenantId = init.tenantId;
     this.mode = init.mode;
     this.exposed = init.exposed;
-    this.hubKey = `${init.mode}\u0000${init.topicName}\u0000${init.tenantId ?? ""}`;
-    this.hubId = context.hubIds.acquire(this.hubKey);
+    const hub = context.hubIds.acquire(`${init.mode}\u0000${init.topicName}\u0000${init.tenantId ?? ""}`);
+    this.hubKey = hub.key;
+    this.hubId = hub.id;
   }
 
   get stopped(): boolean {
@@ -139,7 +140,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   }
 
   /** @internal GroupMember: the group delivers from now on; the own iteration ends. */
-  joinedGroup(): void {
+  joinedGroup(cursor: Cursor): void {
+    // The same cursor as ours: keep the group's copy (one string per hub, not per socket).
+    if (cursor === this.cursor) this.cursor = cursor;
     this.#own?.abort();
     this.#own = undefined;
   }
