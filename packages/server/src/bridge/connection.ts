@@ -24,6 +24,7 @@ import type { BridgeSocket } from "./socket.js";
 const MAX_IN_FLIGHT = 256;
 
 const PING = encode({ type: "ping" });
+const PONG = encode({ type: "pong" });
 
 /** The queue of an idle connection: one settled promise for all (most sockets are idle). */
 const IDLE: Promise<void> = Promise.resolve();
@@ -102,6 +103,12 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       this.protocolError(err as ProtocolError);
       return;
     }
+    // A heartbeat with nothing queued before it is handled at once: no promise chain for the
+    // frames a connection sends most.
+    if (this.#inFlight === 0 && this.state !== "new" && (frame.type === "ping" || frame.type === "pong")) {
+      if (frame.type === "ping") this.send(PONG);
+      return;
+    }
     // Frames wait their turn while an authorize call runs; a client that keeps sending
     // meanwhile must not queue without bound.
     if (++this.#inFlight > MAX_IN_FLIGHT) {
@@ -139,7 +146,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       case "refresh":
         return this.refresh(frame);
       case "ping":
-        this.send(encode({ type: "pong" }));
+        this.send(PONG);
         return;
       case "pong":
         return;

@@ -25,3 +25,22 @@ describe("bridge inbound frames", () => {
     await client.next((f) => f.type === "pong");
   });
 });
+
+describe("bridge inbound order", () => {
+  it("bridge - a ping sent behind a subscribe whose authorize is slow is answered after it", async () => {
+    const sync = fx.sync();
+    const slow = async (user: { tenants: string[] }, request: { tenantId: string | undefined }) => {
+      await new Promise((r) => setTimeout(r, 200));
+      return ownTenants(user as never, request);
+    };
+    const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: slow }] }, sync);
+    const client = await run.connect("alice");
+    client.send({ type: "ping" });
+    await client.next((f) => f.type === "pong");
+    client.send({ type: "subscribe", id: "a", topic: "notes", tenantId: "t0", mode: "hub" });
+    client.send({ type: "ping" });
+    await client.next((f) => f.type === "pong");
+    const order = client.log.map((f) => f.type).filter((t) => t === "subscribed" || t === "pong");
+    expect(order).toEqual(["pong", "subscribed", "pong"]);
+  });
+});
