@@ -6,8 +6,9 @@
  * publisher) are separate processes; the server runs the built packages (see fanout/procs.ts).
  * Each phase samples every process's CPU time and names the one that limited it (fanout/cpu.ts).
  *
- * Per configuration: connect half the clients, measure the server's memory, connect the rest,
- * measure again (memory per idle connection = the slope); then ROUNDS times a latency phase
+ * Per configuration: connect half the clients, measure the server's memory, connect the rest in
+ * MEMORY_STEPS steps measuring after each (memory per idle connection = the least-squares slope
+ * over those samples); then ROUNDS times a latency phase
  * (100 events/s for 2 s, publish-to-delivery measured at the client) and a burst phase (1,000
  * events published as fast as possible; deliveries/s until the last one arrived). Rates are
  * medians over the rounds, latency percentiles come from all rounds together.
@@ -39,6 +40,8 @@ const BURST = 1_000; // events published as fast as possible during the throughp
 const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 2);
 /** Load-generator processes; one saturates its core parsing the frames of 10,000 sockets. */
 const LOADGENS = Number(process.env.FANOUT_LOADGENS ?? 2);
+/** Samples of the server's memory from half to all of the connections (the slope's steps). */
+const MEMORY_STEPS = 4;
 const STORM_CLIENTS = 5_000;
 const STORM_BEHIND = 50;
 const title = "Your order #12345 has shipped and is on its way";
@@ -63,6 +66,19 @@ async function consumers(): Promise<number> {
   let n = 0;
   for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name.includes(`_${NAMESPACE}_`)) n += s.consumer_detail?.length ?? 0;
   return n;
+}
+
+/** Least-squares slope of `y` over the samples' connection counts: bytes per connection. */
+function slope<S extends { n: number }>(samples: S[], y: (s: S) => number): number {
+  const mx = samples.reduce((a, s) => a + s.n, 0) / samples.length;
+  const my = samples.reduce((a, s) => a + y(s), 0) / samples.length;
+  let num = 0;
+  let den = 0;
+  for (const s of samples) {
+    num += (s.n - mx) * (y(s) - my);
+    den += (s.n - mx) ** 2;
+  }
+  return num / den;
 }
 
 let seq = 0;
@@ -107,16 +123,22 @@ function verdictOf(s: CpuSampler): { shares: CpuShare[]; bottleneck: string; ser
 async function run(impl: Impl, n: number): Promise<Result> {
   const server = start("./server.ts", [impl, nats.url], ["--expose-gc", ...prof], true);
   const ready = await server.wait<{ port: number; rss: number; heap: number }>("ready");
-  // Memory per idle connection is the slope between half and all of the connections: the
-  // fixed costs (one follower per tenant, code compiled on first use) fall out.
+  // Memory per idle connection is the slope from half to all of the connections: the fixed
+  // costs (one follower per tenant, code compiled on first use, the young generation grown by
+  // the connect) fall out. RSS moves in steps (heap pages, malloc arenas), which at 1,000
+  // connections are a KB per connection either way: the slope is a least-squares fit over
+  // MEMORY_STEPS + 1 samples, not the difference of two.
   const half = n / 2;
-  const firstMs = await load.connect(impl, ready.port, half, TENANTS, 0);
-  await new Promise((r) => setTimeout(r, 500));
-  const memHalf = await server.ask<{ rss: number; heap: number }>({ cmd: "memory" }, "memory");
-  const secondMs = await load.connect(impl, ready.port, n - half, TENANTS, half);
-  const connectMs = firstMs + secondMs;
-  await new Promise((r) => setTimeout(r, 500));
-  const mem = await server.ask<{ rss: number; heap: number }>({ cmd: "memory" }, "memory");
+  let connectMs = await load.connect(impl, ready.port, half, TENANTS, 0);
+  const samples: { n: number; rss: number; heap: number }[] = [];
+  for (let step = 0; ; step++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const open = half + Math.round(((n - half) * step) / MEMORY_STEPS);
+    samples.push({ n: open, ...(await server.ask<{ rss: number; heap: number }>({ cmd: "memory" }, "memory")) });
+    if (step === MEMORY_STEPS) break;
+    const next = half + Math.round(((n - half) * (step + 1)) / MEMORY_STEPS);
+    connectMs += await load.connect(impl, ready.port, next - open, TENANTS, open);
+  }
   const inUse = await consumers();
 
   const h = new Histogram();
@@ -171,8 +193,8 @@ async function run(impl: Impl, n: number): Promise<Result> {
     impl,
     n,
     connectMs,
-    perConnRss: (mem.rss - memHalf.rss) / (n - half),
-    perConnHeap: (mem.heap - memHalf.heap) / (n - half),
+    perConnRss: slope(samples, (m) => m.rss),
+    perConnHeap: slope(samples, (m) => m.heap),
     consumers: inUse,
     p50: h.quantile(0.5),
     p99: h.quantile(0.99),

@@ -24,6 +24,10 @@ import type { BridgeSocket } from "./socket.js";
 const MAX_IN_FLIGHT = 256;
 
 const PING = encode({ type: "ping" });
+const PONG = encode({ type: "pong" });
+
+/** The queue of an idle connection: one settled promise for all (most sockets are idle). */
+const IDLE: Promise<void> = Promise.resolve();
 
 /** @internal */
 export class Connection<P = unknown> extends Session<P> implements SubscriptionSink<P> {
@@ -31,29 +35,41 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   #lastSeen = Date.now();
   /** When the next heartbeat ping is due. */
   #nextPingAt: number;
-  #subs: Map<string, Subscription<P>> | undefined;
-  #queue: Promise<void> = Promise.resolve();
+  /**
+   * Open subscriptions, in the order made; undefined while there are none. An array, not a Map:
+   * a connection has a few (at most maxSubscriptions), and a one-entry Map costs ~180 bytes
+   * at every socket.
+   */
+  #subs: Subscription<P>[] | undefined;
+  #queue: Promise<void> = IDLE;
   /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
   #inFlight = 0;
   readonly #subscribeRate: TokenBucket;
 
-  /** Open subscriptions by id (made on first subscribe: most of a socket's life is idle). */
-  get subs(): Map<string, Subscription<P>> {
-    return (this.#subs ??= new Map());
+  /** The open subscriptions (a copy: ending one while iterating is safe). */
+  get subs(): readonly Subscription<P>[] {
+    return this.#subs ? [...this.#subs] : [];
+  }
+
+  #sub(id: string): Subscription<P> | undefined {
+    return this.#subs?.find((s) => s.id === id);
   }
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
   constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
     super(context, socket, request, cookieToken, counted);
-    this.#nextPingAt = Date.now() + context.options.heartbeatMs;
+    // The first ping comes between half and one interval after the connection opened: sockets
+    // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.
+    this.#nextPingAt = Date.now() + context.options.heartbeatMs * (0.5 + Math.random() / 2);
     this.#subscribeRate = new TokenBucket(context.options.limits.subscribeRatePerSecond, Date.now());
   }
 
   /**
    * Called by the bridge's ticker: enforces the hello and refresh deadlines and token expiry,
    * closes a connection silent for two heartbeats, and pings one whose heartbeat is due. Pings
-   * are due heartbeatMs after the connection's last one, so they spread over the interval as
-   * connections arrived instead of 10,000 going out in one tick.
+   * are due heartbeatMs after the connection's last one (the first at a random point of the
+   * second half of the interval), so they spread over the interval instead of 10,000 going out
+   * in one tick.
    */
   tick(now: number): void {
     this.checkDeadlines(now);
@@ -87,6 +103,12 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       this.protocolError(err as ProtocolError);
       return;
     }
+    // A heartbeat with nothing queued before it is handled at once: no promise chain for the
+    // frames a connection sends most.
+    if (this.#inFlight === 0 && this.state !== "new" && (frame.type === "ping" || frame.type === "pong")) {
+      if (frame.type === "ping") this.send(PONG);
+      return;
+    }
     // Frames wait their turn while an authorize call runs; a client that keeps sending
     // meanwhile must not queue without bound.
     if (++this.#inFlight > MAX_IN_FLIGHT) {
@@ -99,7 +121,9 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
         this.context.log("error", "frame handling failed", { connection: this.id, error: String(err) });
         this.error(ErrorCode.Internal, "internal error");
       })
-      .finally(() => this.#inFlight--);
+      .finally(() => {
+        if (--this.#inFlight === 0) this.#queue = IDLE; // drops the settled chain
+      });
   }
 
   async #handle(frame: ClientFrame): Promise<void> {
@@ -114,7 +138,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       case "subscribe":
         return this.#subscribe(frame);
       case "unsubscribe": {
-        const sub = this.subs.get(frame.id);
+        const sub = this.#sub(frame.id);
         if (sub) this.#remove(sub);
         this.send(encode({ type: "unsubscribed", id: frame.id }));
         return;
@@ -122,7 +146,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       case "refresh":
         return this.refresh(frame);
       case "ping":
-        this.send(encode({ type: "pong" }));
+        this.send(PONG);
         return;
       case "pong":
         return;
@@ -134,7 +158,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   /** Authorizes every subscription again; refused ones end with `unsubscribed` FORBIDDEN. */
   async reauthorize(): Promise<void> {
     this.authEpoch++;
-    for (const sub of [...this.subs.values()]) {
+    for (const sub of this.subs) {
       if (sub.stopped || this.state !== "open") continue;
       const allowed = await this.#authorize(sub.topicName, sub.tenantId, sub.mode, sub.exposed);
       if (!allowed && !sub.stopped) this.endSubscription(sub, ErrorCode.Forbidden, "access to this subscription was revoked");
@@ -142,7 +166,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   }
 
   protected endAll(code: ErrorCode, message: string): void {
-    for (const sub of [...this.subs.values()]) this.endSubscription(sub, code, message);
+    for (const sub of this.subs) this.endSubscription(sub, code, message);
   }
 
   async #authorize(topic: string, tenantId: string | undefined, mode: SubscribeFrame["mode"], exposed: ExposedTopic<P>): Promise<boolean> {
@@ -161,12 +185,12 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       this.error(code, message, id, extra);
     };
     if (this.state !== "open") return refuse(ErrorCode.Unauthorized, "the token expired: send refresh first");
-    if (this.subs.has(id)) return refuse(ErrorCode.InvalidArgument, `subscription id ${JSON.stringify(id)} is already in use`);
+    if (this.#sub(id)) return refuse(ErrorCode.InvalidArgument, `subscription id ${JSON.stringify(id)} is already in use`);
     const retryAfterMs = this.#subscribeRate.take(Date.now());
     if (retryAfterMs > 0) {
       return refuse(ErrorCode.LimitExceeded, "subscribing too fast", { limit: LimitName.SubscribeRate, retryAfterMs });
     }
-    if (this.subs.size >= this.context.options.limits.maxSubscriptions) {
+    if ((this.#subs?.length ?? 0) >= this.context.options.limits.maxSubscriptions) {
       return refuse(ErrorCode.LimitExceeded, `more than ${this.context.options.limits.maxSubscriptions} subscriptions on one connection`, {
         limit: LimitName.Subscriptions,
       });
@@ -183,7 +207,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       }
     }
     if (mode === "live" && cursor !== undefined) return refuse(ErrorCode.InvalidArgument, "a live subscription takes no cursor");
-    for (const sub of this.subs.values()) {
+    for (const sub of this.#subs ?? []) {
       if (sub.topicName === topic && sub.tenantId === tenantId && sub.mode === mode) {
         return refuse(ErrorCode.InvalidArgument, `already subscribed to this topic and tenant as ${JSON.stringify(sub.id)}`);
       }
@@ -199,7 +223,8 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       return refuse(ErrorCode.Forbidden, "not allowed to subscribe to this topic and tenant");
     }
     const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });
-    this.subs.set(id, sub);
+    if (this.#subs) this.#subs.push(sub);
+    else this.#subs = [sub];
     this.context.metrics.subscriptions[mode]++;
     this.send(encode({ type: "subscribed", id, hub: sub.hubId, mode }));
     sub.start(cursor);
@@ -207,14 +232,17 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
 
   /** Ends a subscription from the server side with an `unsubscribed` frame. */
   endSubscription(sub: Subscription<P>, code: ErrorCode | undefined, message: string | undefined): void {
-    if (this.subs.get(sub.id) !== sub) return;
+    if (!this.#subs?.includes(sub)) return;
     this.#remove(sub);
     this.send(encode({ type: "unsubscribed", id: sub.id, code, message }));
   }
 
   #remove(sub: Subscription<P>): void {
-    if (this.subs.get(sub.id) !== sub) return;
-    this.subs.delete(sub.id);
+    const subs = this.#subs;
+    const i = subs ? subs.indexOf(sub) : -1;
+    if (i < 0) return;
+    if (subs!.length === 1) this.#subs = undefined;
+    else subs!.splice(i, 1);
     this.context.metrics.subscriptions[sub.mode]--;
     sub.stop();
   }
@@ -239,7 +267,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
 
   #cleanup(): void {
     this.setState({ kind: "closed" });
-    for (const sub of [...this.subs.values()]) this.#remove(sub);
+    for (const sub of this.subs) this.#remove(sub);
     this.releaseSession();
     this.checkDrained();
     if (this.context.connections.delete(this)) this.context.metrics.connections--;

@@ -33,8 +33,11 @@ export interface GroupMember {
   deliverShared(frame: FrameText, event: TidemarkEvent, lagSeconds: number): void;
   /** Sends `caught_up` with a newer watermark. */
   groupCaughtUp(cursor: Cursor, position: number): void;
-  /** Ends the member's own iteration: the group delivers from now on. */
-  joinedGroup(): void;
+  /**
+   * Ends the member's own iteration: the group delivers from now on. `cursor` is the group's
+   * cursor string: a member at the same cursor keeps that one copy instead of its own.
+   */
+  joinedGroup(cursor: Cursor): void;
   /** The group stopped delivering to it: go on with an own iteration from its cursor. */
   leftGroup(): void;
 }
@@ -49,6 +52,8 @@ class HubGroup implements HubProgress {
   position: number;
   /** The last event delivered (or the start position, before which the group knows nothing). */
   lastEvent: number;
+  /** The cursor of `position`. */
+  cursor: Cursor;
   ready = false;
   ended = false;
   readonly incarnation: string | undefined;
@@ -61,6 +66,7 @@ class HubGroup implements HubProgress {
     readonly start: Cursor,
   ) {
     this.position = this.lastEvent = first.position;
+    this.cursor = start;
     this.incarnation = incarnationOf(start);
     this.candidates.add(first);
   }
@@ -75,6 +81,7 @@ class HubGroup implements HubProgress {
     const position = this.first.exposed.topic.cursorSequence(cursor);
     if (position > this.position) {
       this.position = position;
+      this.cursor = cursor;
       for (const m of this.members) if (position > m.position) m.groupCaughtUp(cursor, position);
     }
     if (this.ready) return;
@@ -90,14 +97,17 @@ class HubGroup implements HubProgress {
 
   #add(member: GroupMember): void {
     this.members.add(member);
-    member.joinedGroup();
+    member.joinedGroup(this.cursor);
   }
 
   deliver(event: TidemarkEvent, frames: EventFrames): void {
     const seq = event.streamSequence;
     if (seq <= this.lastEvent) return;
     this.lastEvent = seq;
-    if (seq > this.position) this.position = seq;
+    if (seq > this.position) {
+      this.position = seq;
+      this.cursor = event.cursor;
+    }
     const frame = frames.frame(this.first.hubId, event);
     const lag = Math.max(0, Date.now() - event.publishedAt) / 1000;
     for (const m of this.members) {

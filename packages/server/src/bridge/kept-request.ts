@@ -7,22 +7,20 @@
 /** Headers kept after `hello`. */
 const KEPT_HEADERS = ["authorization", "cookie", "origin", "user-agent", "x-forwarded-for", "x-real-ip", "forwarded"];
 
-export interface KeptRequest {
-  url: string;
-  headers: string[];
-}
+/** The URL, then the kept headers' names and values in turn: one array, no object around it. */
+export type KeptRequest = readonly string[];
 
 export function keep(request: Request): KeptRequest {
-  const headers: string[] = [];
+  const kept = [request.url];
   for (const name of KEPT_HEADERS) {
     const value = request.headers.get(name);
-    if (value !== null) headers.push(name, value);
+    if (value !== null) kept.push(name, value);
   }
-  return { url: request.url, headers };
+  return kept;
 }
 
 export function rebuild(kept: KeptRequest): Request {
   const headers = new Headers();
-  for (let i = 0; i < kept.headers.length; i += 2) headers.set(kept.headers[i]!, kept.headers[i + 1]!);
-  return new Request(kept.url, { headers });
+  for (let i = 1; i < kept.length; i += 2) headers.set(kept[i]!, kept[i + 1]!);
+  return new Request(kept[0]!, { headers });
 }

@@ -145,8 +145,16 @@ class NodeSocketInit {
   }
 }
 
+/** The parts of `ws`'s receiver touched below (ws 8). */
+type WithReceiver = { _receiver?: { _mask?: unknown } };
+
 function onWsMessage(this: Tagged, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
   const { events, ctx } = this[STATE];
+  // ws keeps the last frame's 4-byte mask until the next frame, as a view that holds the whole
+  // chunk it was read in (~300 bytes per idle socket once its client sent hello and subscribe);
+  // the frame is unmasked by now, and the next frame reads its own mask.
+  const receiver = (this as WithReceiver)._receiver;
+  if (receiver) receiver._mask = undefined;
   const buf = data as Buffer;
   const payload = isBinary ? (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer) : data.toString();
   events.onMessage?.(new MessageEvent("message", { data: payload }), ctx);

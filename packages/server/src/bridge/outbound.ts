@@ -13,7 +13,8 @@ let nextConnection = 0;
 const processTag = Math.random().toString(36).slice(2, 8);
 
 export abstract class Outbound<P> {
-  readonly id = `c${processTag}${(nextConnection++).toString(36)}`;
+  /** A number, its id made when asked (logs, welcome): a string per socket costs ~32 bytes. */
+  readonly #number = nextConnection++;
   readonly context: BridgeContext<P>;
   protected readonly socket: BridgeSocket;
   #state: ConnectionState<P>;
@@ -23,6 +24,11 @@ export abstract class Outbound<P> {
     this.context = context;
     this.socket = socket;
     this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
+  }
+
+  /** The connection's id, unique in the process and across restarts (the process tag). */
+  get id(): string {
+    return `c${processTag}${this.#number.toString(36)}`;
   }
 
   /** Which state the connection is in. */

@@ -7,7 +7,6 @@ import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, type HelloFrame, typ
 import { encode, ProtocolError } from "./frames.js";
 import { keep, rebuild, type KeptRequest } from "./kept-request.js";
 import { Outbound } from "./outbound.js";
-import { principalId } from "./principal-id.js";
 import type { BridgeContext } from "./context.js";
 import type { BridgeSocket } from "./socket.js";
 import type { StateKind } from "./state.js";
@@ -80,7 +79,7 @@ export abstract class Session<P> extends Outbound<P> {
     }
     const key = this.#takePrincipalSlot(principal);
     if (key === undefined) return;
-    const id = await principalId(key);
+    const id = await this.context.principals.idOf(key);
     if (this.state !== "new") {
       this.context.principals.release(key);
       return;
@@ -151,7 +150,7 @@ export abstract class Session<P> extends Outbound<P> {
     const key = this.#takePrincipalSlot(principal);
     if (key === undefined) return;
     if (key !== this.#principalKey) {
-      const id = await principalId(key);
+      const id = await this.context.principals.idOf(key);
       if (this.state === "closed") {
         this.context.principals.release(key);
         return;

@@ -73,8 +73,10 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   position = -1;
   readonly #sink: SubscriptionSink<P>;
   readonly #context: SubscriptionContext;
-  // Not an AbortController: at 10,000 subscriptions its EventTarget machinery costs ~1 KB each.
-  readonly #cancel = new Cancellation();
+  /** Set by `stop()`. A hub subscription needs no more: its own iterations have their Cancellation. */
+  #stopped = false;
+  /** Live mode's iteration's signal (an AbortController's EventTarget costs ~1 KB: live mode only). */
+  #live: AbortController | undefined;
   /** Consecutive retries after broker trouble; reset when the subscription catches up. */
   #retries = 0;
   /** The running own iteration of the hub (hub mode); none while the group delivers. */
@@ -97,12 +99,13 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.tenantId = init.tenantId;
     this.mode = init.mode;
     this.exposed = init.exposed;
-    this.hubKey = `${init.mode}\u0000${init.topicName}\u0000${init.tenantId ?? ""}`;
-    this.hubId = context.hubIds.acquire(this.hubKey);
+    const hub = context.hubIds.acquire(`${init.mode}\u0000${init.topicName}\u0000${init.tenantId ?? ""}`);
+    this.hubKey = hub.key;
+    this.hubId = hub.id;
   }
 
   get stopped(): boolean {
-    return this.#cancel.aborted;
+    return this.#stopped;
   }
 
   /** Starts delivering; runs until stopped or failed. */
@@ -113,8 +116,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
 
   /** Stops delivering (no frame sent). Idempotent. */
   stop(): void {
-    if (this.#cancel.aborted) return;
-    this.#cancel.abort();
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#live?.abort();
     this.#own?.abort();
     this.#context.groups.leave(this);
     this.#context.hubIds.release(this.hubKey);
@@ -122,7 +126,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
 
   /** @internal HubProgress of the own iteration: at the live edge; then offered to the group. */
   onCaughtUp(cursor: Cursor): void {
-    if (this.#cancel.aborted) return;
+    if (this.#stopped) return;
     this.#retries = 0;
     let position: number;
     try {
@@ -139,14 +143,16 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   }
 
   /** @internal GroupMember: the group delivers from now on; the own iteration ends. */
-  joinedGroup(): void {
+  joinedGroup(cursor: Cursor): void {
+    // The same cursor as ours: keep the group's copy (one string per hub, not per socket).
+    if (cursor === this.cursor) this.cursor = cursor;
     this.#own?.abort();
     this.#own = undefined;
   }
 
   /** @internal GroupMember: the group stopped delivering (full buffer, or it ended). */
   leftGroup(): void {
-    if (this.#cancel.aborted || this.#own) return;
+    if (this.#stopped || this.#own) return;
     this.#quiet = true;
     this.#runHub(this.cursor).catch((err) => this.#fail(err));
   }
@@ -183,7 +189,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     const context = this.#context;
     const signal = new Cancellation();
     this.#own = signal;
-    if (this.#cancel.aborted) signal.abort();
+    if (this.#stopped) signal.abort();
     let after = initial;
     this.#retries = 0;
     while (!signal.aborted) {
@@ -226,7 +232,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
 
   async #runLive(): Promise<void> {
     const context = this.#context;
-    const signal = this.#cancel.signal;
+    this.#live = new AbortController();
+    const signal = this.#live.signal;
+    if (this.#stopped) this.#live.abort();
     for await (const event of this.exposed.topic.live({ tenantId: this.tenantId, signal })) {
       if (signal.aborted) return;
       if (!this.#sink.canSend()) {
@@ -247,7 +255,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   }
 
   #fail(err: unknown): void {
-    if (this.#cancel.aborted) return;
+    if (this.#stopped) return;
     const payload = toErrorPayload(err);
     this.#context.log("warn", "subscription failed", {
       connection: this.#sink.id,
