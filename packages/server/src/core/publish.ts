@@ -16,6 +16,7 @@ import {
 import { nuid } from "@nats-io/nats-core";
 import type { JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
 import { PublishHeaders } from "./publish-headers.js";
+import type { ConnectionDrops } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions } from "./types.js";
@@ -77,8 +78,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
-  /** Resolves when the connection next drops: an attempt in flight on it will get no answer. */
-  connectionLost(): Promise<void>;
+  /** Drops of the connection: an attempt in flight on it will get no answer. */
+  drops: Pick<ConnectionDrops, "watch" | "forget">;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -96,10 +97,25 @@ class DeadlineReached extends Error {}
 /** The connection dropped under an attempt (it may have reached the server). */
 class ConnectionDropped extends Error {}
 
-/** Resolves as `work`, or rejects with ConnectionDropped when `lost` resolves first. */
-function unlessLost<T>(work: Promise<T>, lost: Promise<void>): Promise<T> {
-  work.catch(() => undefined); // an abandoned attempt's late rejection is not unhandled
-  return Promise.race([work, lost.then(() => Promise.reject(new ConnectionDropped()))]);
+/**
+ * Settles as `work`, or rejects with ConnectionDropped when the connection drops first. Watches
+ * only while `work` runs (an abandoned attempt's late rejection is handled here too).
+ */
+function unlessLost<T>(work: Promise<T>, drops: SendContext["drops"]): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onDrop = () => reject(new ConnectionDropped());
+    drops.watch(onDrop);
+    work.then(
+      (value) => {
+        drops.forget(onDrop);
+        resolve(value);
+      },
+      (err: unknown) => {
+        drops.forget(onDrop);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
@@ -129,8 +145,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     try {
       handles = ctx.current() ?? (await within(ctx.ready(), left));
       options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
-      const lost = ctx.connectionLost();
-      const ack = await unlessLost(handles.js.publish(subject, bytes, options), lost);
+      const ack = await unlessLost(handles.js.publish(subject, bytes, options), ctx.drops);
       recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {

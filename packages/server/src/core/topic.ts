@@ -231,7 +231,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       ready: () => this.ready(),
       current: () => this.#current,
       reprovision: () => this.#forget(),
-      connectionLost: () => this.#host.connector.connectionLost(),
+      drops: this.#host.connector.drops,
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };
