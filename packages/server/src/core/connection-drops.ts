@@ -5,8 +5,11 @@
  * chained on a long-lived "lost" promise per publish (the earlier way) stayed reachable until
  * the connection dropped, ~600 bytes per publish for the life of the connection.
  */
+/** What a watcher is told: the connection dropped under its request (which may have arrived). */
+export class ConnectionDropped extends Error {}
+
 export class ConnectionDrops {
-  #waiting = new Set<() => void>();
+  #waiting = new Set<(reason: ConnectionDropped) => void>();
   #lost = lossSignal();
 
   /** Resolves when the connection next drops; a new promise after each drop (compare by identity). */
@@ -15,11 +18,11 @@ export class ConnectionDrops {
   }
 
   /** Calls `onDrop` once at the next drop, unless {@link forget} comes first. */
-  watch(onDrop: () => void): void {
+  watch(onDrop: (reason: ConnectionDropped) => void): void {
     this.#waiting.add(onDrop);
   }
 
-  forget(onDrop: () => void): void {
+  forget(onDrop: (reason: ConnectionDropped) => void): void {
     this.#waiting.delete(onDrop);
   }
 
@@ -30,7 +33,9 @@ export class ConnectionDrops {
     const lost = this.#lost;
     this.#lost = lossSignal();
     lost.resolve();
-    for (const onDrop of waiting) onDrop();
+    if (waiting.size === 0) return;
+    const reason = new ConnectionDropped("the connection dropped");
+    for (const onDrop of waiting) onDrop(reason);
   }
 
   /** Attempts watching now (for tests). */

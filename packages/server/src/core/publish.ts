@@ -15,8 +15,8 @@ import {
 } from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
 import type { JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
-import { PublishHeaders } from "./publish-headers.js";
-import type { ConnectionDrops } from "./connection-drops.js";
+import { PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
+import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions } from "./types.js";
@@ -66,7 +66,7 @@ export interface SendContext {
   topic: string;
   stream: string;
   /** `publishHeaderPrefix(stream)`, made once. */
-  headerPrefix: string;
+  headerPrefix: PublishHeaderPrefix;
   /** Metric attributes of this topic's publishes, made once. */
   attributes: { topic: string };
   /** Bound on one attempt. */
@@ -94,30 +94,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 class DeadlineReached extends Error {}
 
-/** The connection dropped under an attempt (it may have reached the server). */
-class ConnectionDropped extends Error {}
-
-/**
- * Settles as `work`, or rejects with ConnectionDropped when the connection drops first. Watches
- * only while `work` runs (an abandoned attempt's late rejection is handled here too).
- */
-function unlessLost<T>(work: Promise<T>, drops: SendContext["drops"]): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onDrop = () => reject(new ConnectionDropped());
-    drops.watch(onDrop);
-    work.then(
-      (value) => {
-        drops.forget(onDrop);
-        resolve(value);
-      },
-      (err: unknown) => {
-        drops.forget(onDrop);
-        reject(err);
-      },
-    );
-  });
-}
-
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -135,7 +111,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
   // adds the id and the expected stream to the trace headers.
   const options: Partial<JetStreamPublishOptions> = traced
     ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
-    : { headers: new PublishHeaders(ctx.headerPrefix, ctx.stream, msgID) };
+    : { headers: new PublishHeaders(ctx.headerPrefix, msgID) };
   const started = performance.now();
   let maybeStored = false;
   let reprovisioned = false;
@@ -145,7 +121,21 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
     try {
       handles = ctx.current() ?? (await within(ctx.ready(), left));
       options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
-      const ack = await unlessLost(handles.js.publish(subject, bytes, options), ctx.drops);
+      // The answer, or ConnectionDropped when the connection drops first; watched only while
+      // the attempt runs (an abandoned attempt's late rejection lands on a settled promise).
+      const { js } = handles;
+      let onDrop!: (reason: ConnectionDropped) => void;
+      const answer = new Promise<PubAck>((resolve, reject) => {
+        js.publish(subject, bytes, options).then(resolve, reject);
+        onDrop = reject;
+      });
+      ctx.drops.watch(onDrop);
+      let ack: PubAck;
+      try {
+        ack = await answer;
+      } finally {
+        ctx.drops.forget(onDrop);
+      }
       recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {
