@@ -8,18 +8,20 @@
 import {
   assertTenantId,
   BrokerUnavailableError,
+  cursorWithPrefix,
   encodeEnvelope,
+  eventIdFor,
   encodeTenant,
   InvalidArgumentError,
   PayloadTooLargeError,
 } from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
-import type { JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
 import { PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
 import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
-import type { PublishOptions } from "./types.js";
+import type { PublishOptions, PublishReceipt } from "./types.js";
 import { traceHeaders } from "../observe/trace.js";
 import { instruments, recordSince } from "../observe/meter.js";
 
@@ -103,39 +105,83 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. */
-export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
+/** One attempt: the broker's answer, or ConnectionDropped when the connection drops first. */
+function attempt(js: JetStreamClient, subject: string, bytes: Uint8Array, options: Partial<JetStreamPublishOptions>, drops: SendContext["drops"]): Promise<PubAck> {
+  let onDrop!: (reason: ConnectionDropped) => void;
+  const answer = new Promise<PubAck>((resolve, reject) => {
+    onDrop = reject;
+    // Watched only while the attempt runs; an abandoned attempt's late answer lands on a
+    // settled promise.
+    js.publish(subject, bytes, options).then(
+      (ack) => {
+        drops.forget(onDrop);
+        resolve(ack);
+      },
+      (err: unknown) => {
+        drops.forget(onDrop);
+        reject(err);
+      },
+    );
+  });
+  drops.watch(onDrop);
+  return answer;
+}
+
+/** The bound on one attempt. */
+const attemptTimeout = (ctx: SendContext, deadline: number) => Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
+
+/**
+ * Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. The
+ * first attempt on a provisioned topic is sent without an async frame of its own (it is nearly
+ * always the only one); a failure goes on in `retry`.
+ */
+export function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
   const deadline = Date.now() + ctx.deadlineMs;
-  const traced = traceHeaders(); // read before the first await: the caller's active span
+  const traced = traceHeaders(); // read before anything waits: the caller's active span
   // Untraced (the common case): the block is the topic's prefix plus the id; traced: nats.js
   // adds the id and the expected stream to the trace headers.
   const options: Partial<JetStreamPublishOptions> = traced
     ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
     : { headers: new PublishHeaders(ctx.headerPrefix, msgID) };
   const started = performance.now();
+  const handles = ctx.current();
+  if (handles === undefined) return retry(ctx, subject, bytes, options, deadline, started, undefined);
+  options.timeout = attemptTimeout(ctx, deadline);
+  return attempt(handles.js, subject, bytes, options, ctx.drops).then(
+    (ack) => {
+      recordSince(instruments().publishDuration, started, ctx.attributes);
+      return { ack, handles };
+    },
+    (err: unknown) => retry(ctx, subject, bytes, options, deadline, started, { err, handles }),
+  );
+}
+
+/** The retry loop; `first` is the failure of a first attempt already made. */
+async function retry(
+  ctx: SendContext,
+  subject: string,
+  bytes: Uint8Array,
+  options: Partial<JetStreamPublishOptions>,
+  deadline: number,
+  started: number,
+  first: { err: unknown; handles: TopicHandles } | undefined,
+): Promise<Sent> {
   let maybeStored = false;
   let reprovisioned = false;
   let lastError: unknown;
-  for (let attempt = 0, left = ctx.deadlineMs; left > 0; attempt++, left = deadline - Date.now()) {
+  for (let n = 0, left = deadline - Date.now(); first !== undefined || left > 0; n++, left = deadline - Date.now()) {
     let handles: TopicHandles | undefined;
     try {
-      handles = ctx.current() ?? (await within(ctx.ready(), left));
-      options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
-      // The answer, or ConnectionDropped when the connection drops first; watched only while
-      // the attempt runs (an abandoned attempt's late rejection lands on a settled promise).
-      const { js } = handles;
-      let onDrop!: (reason: ConnectionDropped) => void;
-      const answer = new Promise<PubAck>((resolve, reject) => {
-        js.publish(subject, bytes, options).then(resolve, reject);
-        onDrop = reject;
-      });
-      ctx.drops.watch(onDrop);
-      let ack: PubAck;
-      try {
-        ack = await answer;
-      } finally {
-        ctx.drops.forget(onDrop);
+      if (first !== undefined) {
+        // The first attempt's failure is handled like any other attempt's, below.
+        handles = first.handles;
+        const failed = first.err;
+        first = undefined;
+        throw failed;
       }
+      handles = ctx.current() ?? (await within(ctx.ready(), left));
+      options.timeout = attemptTimeout(ctx, deadline);
+      const ack = await attempt(handles.js, subject, bytes, options, ctx.drops);
       recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {
@@ -156,7 +202,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
         continue;
       }
     }
-    await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, deadline - Date.now())));
+    await sleep(Math.min(50 * 2 ** Math.min(n, 5), Math.max(0, deadline - Date.now())));
   }
   const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
   throw new BrokerUnavailableError(
@@ -182,6 +228,18 @@ function permanent(ctx: SendContext, err: Error, maybeStored: boolean): Error {
 function withMaybeStored(err: Error, maybeStored: boolean): Error {
   if (!(err instanceof BrokerUnavailableError) || err.maybeStored === maybeStored) return err;
   return new BrokerUnavailableError(err.message, { cause: err.cause, maybeStored });
+}
+
+/** The receipt of an acknowledged publish; `prefix` is the incarnation's cursor prefix. */
+export function receiptOf(ack: PubAck, incarnation: string, prefix: string, idempotencyKey: string | undefined): PublishReceipt {
+  return {
+    eventId: eventIdFor(incarnation, ack.seq),
+    cursor: cursorWithPrefix(prefix, ack.seq),
+    streamSequence: ack.seq,
+    // A generated id is unique to this call: a duplicate answer is a retry meeting this call's
+    // own earlier attempt, i.e. this call's event.
+    duplicate: idempotencyKey !== undefined && ack.duplicate,
+  };
 }
 
 /** True when the stream is confirmed missing; false when it exists or cannot be told in time. */
