@@ -30,3 +30,27 @@ describe("assertJsonValue", () => {
     }
   });
 });
+
+describe("assertJsonValue, nested and repeated walks", () => {
+  it("json - a check started inside another (a getter) does not see the outer walk's containers", () => {
+    const inner = { k: 1 };
+    const outer = {
+      a: inner,
+      get b() {
+        // inner is open in the outer walk, not in this one: no cycle here.
+        assertJsonValue({ again: inner });
+        return 2;
+      },
+    };
+    expect(() => assertJsonValue(outer)).not.toThrow();
+  });
+
+  it("json - a refused value leaves nothing behind: the next check of shared data passes", () => {
+    const shared = { s: 1 };
+    expect(() => assertJsonValue({ a: shared, bad: new Map() })).toThrow(InvalidArgumentError);
+    expect(() => assertJsonValue([shared, shared])).not.toThrow();
+    const cyclic: unknown[] = [];
+    cyclic.push([cyclic]);
+    expect(() => assertJsonValue(cyclic)).toThrow(/data\[0\]\[0\] is a cycle/);
+  });
+});

@@ -26,36 +26,59 @@ function kindOf(value: object): string {
   return typeof name === "string" && name !== "" ? `a ${name}` : "an object that is not a plain object";
 }
 
+/**
+ * The open containers of the walks in progress, reused so that checking accepted data allocates
+ * nothing; a walk uses the entries from its own start (a getter may publish in the middle of one).
+ */
+const open: object[] = [];
+
 /** Throws {@link InvalidArgumentError} naming the path of the first value that would not read back as passed. */
 export function assertJsonValue(value: unknown, path = "data"): void {
   // Checked first without building paths or a Set (a publish's data is nearly always fine);
   // only refused data is walked again to name the path of the first offending value.
-  if (accepted(value, [])) return;
+  if (typeof value !== "object" || value === null) {
+    if (acceptedLeaf(value)) return;
+  } else {
+    const base = open.length;
+    let ok: boolean;
+    try {
+      ok = accepted(value, base);
+    } finally {
+      open.length = base;
+    }
+    if (ok) return;
+  }
   check(value, path, new Set());
 }
 
-/** The rules of `check`, without paths: `ancestors` is the stack of open containers. */
-function accepted(value: unknown, ancestors: object[]): boolean {
+function acceptedLeaf(value: unknown): boolean {
   const type = typeof value;
-  if (type === "string" || type === "boolean" || value === null) return true;
   if (type === "number") return Number.isFinite(value);
-  if (type !== "object") return false;
-  const obj = value as object;
-  if (ancestors.includes(obj)) return false;
-  ancestors.push(obj);
+  return type === "string" || type === "boolean" || value === null;
+}
+
+/** The rules of `check`, without paths: `open` from `base` is the stack of open containers. */
+function accepted(value: unknown, base: number): boolean {
+  if (typeof value !== "object" || value === null) return acceptedLeaf(value);
+  const obj = value;
+  if (open.indexOf(obj, base) !== -1) return false;
+  open.push(obj);
   if (Array.isArray(obj)) {
     if (Object.getPrototypeOf(obj) !== Array.prototype) return false;
-    for (let i = 0; i < obj.length; i++) if (!(i in obj) || !accepted(obj[i], ancestors)) return false;
+    for (let i = 0; i < obj.length; i++) if (!(i in obj) || !accepted(obj[i], base)) return false;
   } else {
     const proto = Object.getPrototypeOf(obj) as unknown;
     if (proto !== Object.prototype && proto !== null) return false;
     if (Object.getOwnPropertySymbols(obj).length > 0) return false;
-    for (const key of Object.keys(obj)) {
+    for (const key in obj) {
+      // for-in also walks inherited enumerable keys: only a null-prototype or plain object gets
+      // here, and Object.prototype has none unless someone added one (then: own keys only).
+      if (!Object.hasOwn(obj, key)) continue;
       const v = (obj as Record<string, unknown>)[key];
-      if (v !== undefined && !accepted(v, ancestors)) return false;
+      if (v !== undefined && !accepted(v, base)) return false;
     }
   }
-  ancestors.pop();
+  open.pop();
   return true;
 }
 

@@ -12,6 +12,7 @@ import type { ManagedNats, NatsTransport } from "../transport/types.js";
 import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
+import { ConnectionDrops } from "./connection-drops.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -31,12 +32,6 @@ export interface ConnectorOptions {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function lossSignal(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 /** Live handles. */
 export interface Connection {
@@ -167,24 +162,22 @@ export class Connector {
     }
   }
 
-  #lost = lossSignal();
-
   /**
-   * Resolves when the connection next drops (stale or lost). A request in flight on it then gets
-   * no answer (nats.js lets it run to its timeout), so a publish attempt stops waiting for it.
+   * Drops of the connection (stale or lost). A request in flight on it then gets no answer
+   * (nats.js lets it run to its timeout), so a publish attempt stops waiting for it.
    */
+  readonly drops = new ConnectionDrops();
+
+  /** Resolves when the connection next drops (a new promise after each drop). */
   connectionLost(): Promise<void> {
-    return this.#lost.promise;
+    return this.drops.lost;
   }
 
   async #watch(nc: NatsConnection): Promise<void> {
     for await (const s of nc.status()) {
       if (s.type === "disconnect" || s.type === "reconnecting") this.#reconnecting = true;
       else if (s.type === "reconnect") this.#reconnecting = false;
-      if (s.type === "disconnect") {
-        this.#lost.resolve();
-        this.#lost = lossSignal();
-      }
+      if (s.type === "disconnect") this.drops.dropped();
     }
   }
 

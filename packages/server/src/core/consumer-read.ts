@@ -1,6 +1,7 @@
 /**
- * @internal One pass of a read through an ordered consumer, from `start`: yields events with
- * the gap checks of reader.ts and returns where it stopped. A finite pass stops when the
+ * @internal One pass of a read through an ordered consumer, from `start`: yields events, a
+ * delivered batch at a time (one async hop per batch; the reader hands them out one by one),
+ * with the gap checks of reader.ts, and returns where it stopped. A finite pass stops when the
  * consumer reports nothing pending or passes `last`; the consumer's replica may be behind the
  * stream leader, so whether that is the end is for the caller to settle (reader.ts).
  */
@@ -35,8 +36,11 @@ export interface PassEnd {
   onLeader: boolean;
 }
 
-/** Reads one pass; undefined when aborted (or a follow's consumer ended). */
-export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: ConsumerPass): AsyncGenerator<TidemarkEvent<T>, PassEnd | undefined> {
+/**
+ * Reads one pass; undefined when aborted (or a follow's consumer ended). The events before a
+ * failure (a gap, a message that is not an event) are yielded before it is thrown.
+ */
+export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: ConsumerPass): AsyncGenerator<TidemarkEvent<T>[], PassEnd | undefined> {
   const { signal } = o;
   const filtered = o.tenantFilter !== undefined;
   // The consumer is released on an abort at any point: the lease deletes it once it exists,
@@ -78,19 +82,36 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
         }
         p = m.seq;
       }
+      const events: TidemarkEvent<T>[] = [];
+      let stop = false;
+      let failure: unknown;
       for (const m of batch) {
-        if (m.seq > o.last) return end();
-        if (prev !== undefined) {
-          if (m.seq <= prev) throw o.gap(prev, m.seq, "the topic was destroyed and re-created while reading");
-          if (m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
-            throw o.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+        if (m.seq > o.last) {
+          stop = true;
+          break;
+        }
+        try {
+          if (prev !== undefined) {
+            if (m.seq <= prev) throw o.gap(prev, m.seq, "the topic was destroyed and re-created while reading");
+            if (m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
+              throw o.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+            }
           }
+          events.push(rt.toEvent<T>(m));
+        } catch (err) {
+          failure = err;
+          break;
         }
         prev = m.seq;
-        yield rt.toEvent<T>(m);
-        if (signal?.aborted) return undefined;
-        if (!o.follow && (m.seq >= o.last || m.info.pending === 0)) return end();
+        if (!o.follow && (m.seq >= o.last || m.info.pending === 0)) {
+          stop = true;
+          break;
+        }
       }
+      if (events.length > 0) yield events;
+      if (failure !== undefined) throw failure;
+      if (signal?.aborted) return undefined;
+      if (stop) return end();
     }
   } finally {
     signal?.removeEventListener("abort", onAbort);

@@ -8,17 +8,20 @@
 import {
   assertTenantId,
   BrokerUnavailableError,
+  cursorWithPrefix,
   encodeEnvelope,
+  eventIdFor,
   encodeTenant,
   InvalidArgumentError,
   PayloadTooLargeError,
 } from "@tidemark/shared";
 import { nuid } from "@nats-io/nats-core";
-import type { JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
-import { PublishHeaders } from "./publish-headers.js";
+import type { JetStreamClient, JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
+import { PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
+import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
-import type { PublishOptions } from "./types.js";
+import type { PublishOptions, PublishReceipt } from "./types.js";
 import { traceHeaders } from "../observe/trace.js";
 import { instruments, recordSince } from "../observe/meter.js";
 
@@ -65,7 +68,7 @@ export interface SendContext {
   topic: string;
   stream: string;
   /** `publishHeaderPrefix(stream)`, made once. */
-  headerPrefix: string;
+  headerPrefix: PublishHeaderPrefix;
   /** Metric attributes of this topic's publishes, made once. */
   attributes: { topic: string };
   /** Bound on one attempt. */
@@ -77,8 +80,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
-  /** Resolves when the connection next drops: an attempt in flight on it will get no answer. */
-  connectionLost(): Promise<void>;
+  /** Drops of the connection: an attempt in flight on it will get no answer. */
+  drops: Pick<ConnectionDrops, "watch" | "forget">;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -93,15 +96,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 class DeadlineReached extends Error {}
 
-/** The connection dropped under an attempt (it may have reached the server). */
-class ConnectionDropped extends Error {}
-
-/** Resolves as `work`, or rejects with ConnectionDropped when `lost` resolves first. */
-function unlessLost<T>(work: Promise<T>, lost: Promise<void>): Promise<T> {
-  work.catch(() => undefined); // an abandoned attempt's late rejection is not unhandled
-  return Promise.race([work, lost.then(() => Promise.reject(new ConnectionDropped()))]);
-}
-
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -111,26 +105,83 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. */
-export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
+/** One attempt: the broker's answer, or ConnectionDropped when the connection drops first. */
+function attempt(js: JetStreamClient, subject: string, bytes: Uint8Array, options: Partial<JetStreamPublishOptions>, drops: SendContext["drops"]): Promise<PubAck> {
+  let onDrop!: (reason: ConnectionDropped) => void;
+  const answer = new Promise<PubAck>((resolve, reject) => {
+    onDrop = reject;
+    // Watched only while the attempt runs; an abandoned attempt's late answer lands on a
+    // settled promise.
+    js.publish(subject, bytes, options).then(
+      (ack) => {
+        drops.forget(onDrop);
+        resolve(ack);
+      },
+      (err: unknown) => {
+        drops.forget(onDrop);
+        reject(err);
+      },
+    );
+  });
+  drops.watch(onDrop);
+  return answer;
+}
+
+/** The bound on one attempt. */
+const attemptTimeout = (ctx: SendContext, deadline: number) => Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
+
+/**
+ * Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. The
+ * first attempt on a provisioned topic is sent without an async frame of its own (it is nearly
+ * always the only one); a failure goes on in `retry`.
+ */
+export function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
   const deadline = Date.now() + ctx.deadlineMs;
-  const traced = traceHeaders(); // read before the first await: the caller's active span
+  const traced = traceHeaders(); // read before anything waits: the caller's active span
   // Untraced (the common case): the block is the topic's prefix plus the id; traced: nats.js
   // adds the id and the expected stream to the trace headers.
   const options: Partial<JetStreamPublishOptions> = traced
     ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
-    : { headers: new PublishHeaders(ctx.headerPrefix, ctx.stream, msgID) };
+    : { headers: new PublishHeaders(ctx.headerPrefix, msgID) };
   const started = performance.now();
+  const handles = ctx.current();
+  if (handles === undefined) return retry(ctx, subject, bytes, options, deadline, started, undefined);
+  options.timeout = attemptTimeout(ctx, deadline);
+  return attempt(handles.js, subject, bytes, options, ctx.drops).then(
+    (ack) => {
+      recordSince(instruments().publishDuration, started, ctx.attributes);
+      return { ack, handles };
+    },
+    (err: unknown) => retry(ctx, subject, bytes, options, deadline, started, { err, handles }),
+  );
+}
+
+/** The retry loop; `first` is the failure of a first attempt already made. */
+async function retry(
+  ctx: SendContext,
+  subject: string,
+  bytes: Uint8Array,
+  options: Partial<JetStreamPublishOptions>,
+  deadline: number,
+  started: number,
+  first: { err: unknown; handles: TopicHandles } | undefined,
+): Promise<Sent> {
   let maybeStored = false;
   let reprovisioned = false;
   let lastError: unknown;
-  for (let attempt = 0, left = ctx.deadlineMs; left > 0; attempt++, left = deadline - Date.now()) {
+  for (let n = 0, left = deadline - Date.now(); first !== undefined || left > 0; n++, left = deadline - Date.now()) {
     let handles: TopicHandles | undefined;
     try {
+      if (first !== undefined) {
+        // The first attempt's failure is handled like any other attempt's, below.
+        handles = first.handles;
+        const failed = first.err;
+        first = undefined;
+        throw failed;
+      }
       handles = ctx.current() ?? (await within(ctx.ready(), left));
-      options.timeout = Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
-      const lost = ctx.connectionLost();
-      const ack = await unlessLost(handles.js.publish(subject, bytes, options), lost);
+      options.timeout = attemptTimeout(ctx, deadline);
+      const ack = await attempt(handles.js, subject, bytes, options, ctx.drops);
       recordSince(instruments().publishDuration, started, ctx.attributes);
       return { ack, handles };
     } catch (err) {
@@ -151,7 +202,7 @@ export async function sendWithRetry(ctx: SendContext, subject: string, bytes: Ui
         continue;
       }
     }
-    await sleep(Math.min(50 * 2 ** Math.min(attempt, 5), Math.max(0, deadline - Date.now())));
+    await sleep(Math.min(50 * 2 ** Math.min(n, 5), Math.max(0, deadline - Date.now())));
   }
   const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
   throw new BrokerUnavailableError(
@@ -177,6 +228,18 @@ function permanent(ctx: SendContext, err: Error, maybeStored: boolean): Error {
 function withMaybeStored(err: Error, maybeStored: boolean): Error {
   if (!(err instanceof BrokerUnavailableError) || err.maybeStored === maybeStored) return err;
   return new BrokerUnavailableError(err.message, { cause: err.cause, maybeStored });
+}
+
+/** The receipt of an acknowledged publish; `prefix` is the incarnation's cursor prefix. */
+export function receiptOf(ack: PubAck, incarnation: string, prefix: string, idempotencyKey: string | undefined): PublishReceipt {
+  return {
+    eventId: eventIdFor(incarnation, ack.seq),
+    cursor: cursorWithPrefix(prefix, ack.seq),
+    streamSequence: ack.seq,
+    // A generated id is unique to this call: a duplicate answer is a retry meeting this call's
+    // own earlier attempt, i.e. this call's event.
+    duplicate: idempotencyKey !== undefined && ack.duplicate,
+  };
 }
 
 /** True when the stream is confirmed missing; false when it exists or cannot be told in time. */

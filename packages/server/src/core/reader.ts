@@ -16,7 +16,7 @@
  */
 import { BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
-import { consumerPass } from "./consumer-read.js";
+import { consumerPass, type PassEnd } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import { isNoMessageFound } from "./errors.js";
 import type { TopicRuntime } from "./runtime.js";
@@ -124,7 +124,24 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const deadline = Date.now() + SHORT_READ_RETRY_MS;
   for (let attempt = 0; ; attempt++) {
     const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
-    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
+    // The pass's batches are handed out here, one event per step: one async hop per event
+    // (a `yield*` of a per-event generator was two).
+    const source = consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
+    let end: PassEnd | undefined;
+    try {
+      for (let step = await source.next(); ; step = await source.next()) {
+        if (step.done) {
+          end = step.value;
+          break;
+        }
+        for (const event of step.value) {
+          yield event;
+          if (signal?.aborted) return;
+        }
+      }
+    } finally {
+      await source.return(undefined); // ends the pass (releases its consumer) when left early
+    }
     if (end === undefined || signal?.aborted || (await settled(end.prev, end.prev, single || end.onLeader))) return;
     const stoppedAt = end.prev ?? start - 1;
     if (Date.now() >= deadline) {

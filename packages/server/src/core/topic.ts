@@ -8,21 +8,20 @@ import {
   cursorPrefix,
   cursorWithPrefix,
   decodeCursor,
-  eventIdFor,
   InvalidArgumentError,
   TopicNotFoundError,
   type Cursor,
   type CursorParts,
   type TidemarkEvent,
 } from "@tidemark/shared";
-import type { JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
+import type { JsMsg, PubAck, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Connector } from "./connection.js";
 import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
 import { provisionTopic, streamInfo } from "./provision.js";
 import { incarnationOf, readEvents } from "./reader.js";
 import { coalesceAfter } from "./coalesce.js";
-import { confirmStreamGone, encodePublish, messageId, sendWithRetry, type SendContext } from "./publish.js";
+import { confirmStreamGone, encodePublish, messageId, receiptOf, sendWithRetry, type SendContext, type Sent } from "./publish.js";
 import { openLive, type LiveSource } from "./live.js";
 import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
@@ -201,21 +200,27 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   // ---- writes ----
 
-  async publish(options: PublishOptions<T>): Promise<PublishReceipt> {
-    const { bytes, tenantId, idempotencyKey } = encodePublish(options, this.options.maxPayloadBytes);
-    const { ack, handles } = await sendWithRetry(this.#sendContext, this.subjectFor(tenantId), bytes, messageId(tenantId, idempotencyKey));
-    let h = handles;
-    // A new event below one already seen: the stream was re-created by another process.
-    if (!ack.duplicate && ack.seq <= this.#highestSeq) h = await this.refresh();
+  publish(options: PublishOptions<T>): Promise<PublishReceipt> {
+    // Not an async function: one publish is one attempt's promise and a receipt (refusals reject).
+    let sent: Promise<Sent>;
+    let key: string | undefined;
+    try {
+      const { bytes, tenantId, idempotencyKey } = encodePublish(options, this.options.maxPayloadBytes);
+      key = idempotencyKey;
+      sent = sendWithRetry(this.#sendContext, this.subjectFor(tenantId), bytes, messageId(tenantId, idempotencyKey));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return sent.then(({ ack, handles }) => {
+      // A new event below one already seen: the stream was re-created by another process.
+      if (!ack.duplicate && ack.seq <= this.#highestSeq) return this.refresh().then((h) => this.#receipt(ack, h, key));
+      return this.#receipt(ack, handles, key);
+    });
+  }
+
+  #receipt(ack: PubAck, h: TopicHandles, idempotencyKey: string | undefined): PublishReceipt {
     this.#highestSeq = Math.max(this.#highestSeq, ack.seq);
-    return {
-      eventId: eventIdFor(h.incarnation, ack.seq),
-      cursor: cursorWithPrefix(this.#prefix, ack.seq),
-      streamSequence: ack.seq,
-      // A generated id is unique to this call: a duplicate answer is a retry meeting this
-      // call's own earlier attempt, i.e. this call's event.
-      duplicate: idempotencyKey !== undefined && ack.duplicate,
-    };
+    return receiptOf(ack, h.incarnation, this.#prefix, idempotencyKey);
   }
 
   readonly #sendContext: SendContext;
@@ -231,7 +236,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       ready: () => this.ready(),
       current: () => this.#current,
       reprovision: () => this.#forget(),
-      connectionLost: () => this.#host.connector.connectionLost(),
+      drops: this.#host.connector.drops,
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };
