@@ -20,6 +20,9 @@ export const READER_TOKEN = "model-reader";
  */
 export const HUB_OPTIONS = { windowPollMs: 100, ...hubModeFromEnv() };
 
+/** Hub mode "topic" (the default): one feed per topic in the process, whatever the tenants. */
+export const FEED_PER_TOPIC = (HUB_OPTIONS.hubMode ?? "topic") === "topic";
+
 /** `TIDEMARK_MODEL_HUB_MODE=tenant` runs the suite on per-tenant followers; the default is the hubs' own. */
 function hubModeFromEnv(): { hubMode?: HubMode } {
   const mode = process.env.TIDEMARK_MODEL_HUB_MODE;

@@ -8,7 +8,7 @@ import { CursorModel, sees, type Expectation, type Position } from "./model.js";
 import { differs } from "./verdict.js";
 import { HeldReader, reportOf, resume, WAIT_MS, type HeldPath, type Observed, type Path } from "./paths.js";
 import { sleep } from "./pump.js";
-import { PRESSURE_PACE_MS, type Payload, type System } from "./system.js";
+import { FEED_PER_TOPIC, PRESSURE_PACE_MS, type Payload, type System } from "./system.js";
 
 /** How long an idle held bridge subscription may take to get a fresh `caught_up`. */
 export const WATERMARK_WAIT_MS = 8_000;
@@ -136,14 +136,21 @@ export class World {
   /**
    * The model's expectation, and for the hub and bridge paths an alternative: a hub of the
    * tenant that has run in this process (a held subscription) since at or before the position
-   * knows every event of the tenant after it, even those retention removed since. It may then
-   * resume without the gap, but only with exactly those events.
+   * knows every event of the tenant after it, even those retention removed since. In hub mode
+   * "topic" so may the topic's feed, kept running by a held subscription of any tenant since at
+   * or before the position: its backlog holds every tenant's events it read, and the catch-up
+   * read of that subscription's start is put in front of it. It may then resume without the gap,
+   * but only with exactly those events.
    */
   #expect(reader: Reader, path: Path): [Expectation, Expectation | undefined] {
     const from = reader.saved;
     const strict = this.model.expect(from, reader.tenant);
     const knows = Object.values(this.readers).some(
-      (r) => r.held && r.tenant === reader.tenant && r.held.k === from.k && r.held.startSeq <= from.seq,
+      (r) =>
+        r.held &&
+        r.held.k === from.k &&
+        (r.tenant === reader.tenant || FEED_PER_TOPIC) &&
+        r.held.startSeq <= from.seq,
     );
     if (strict.kind !== "gap" || (path !== "hub" && path !== "bridge") || !knows) return [strict, undefined];
     return [strict, { kind: "events", events: this.model.tenantEventsAfter(reader.tenant, from.seq) }];
