@@ -92,10 +92,11 @@ export function encode(frame: ServerFrame): string {
 
 /**
  * @internal Serialises event frames once per (event, hub) and keeps the most recent ones, up to
- * `maxBytes` of frame text (its UTF-8 bytes, cached beside it, count again). Not for the event's
- * lifetime: the hubs' windows and the feed backlog hold events for resuming readers, and a frame
- * (text and bytes) kept with each would triple their memory. A frame is wanted again soon after
- * it is made (every socket of the tenant, a reader a little behind); an older one is rebuilt.
+ * `maxBytes` of frame text (the WebSocket message a runtime adapter caches beside it counts
+ * again). Not for the event's lifetime: the hubs' windows and the feed backlog hold events for
+ * resuming readers, and a frame (text and bytes) kept with each would triple their memory. A
+ * frame is wanted again soon after it is made (every socket of the tenant, a reader a little
+ * behind); an older one is rebuilt.
  */
 export class EventFrames {
   readonly #cache = new WeakMap<object, { hub: string; frame: FrameText }>();
