@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
-import { ClosedConnectionError, headers as natsHeaders } from "@nats-io/nats-core";
+import { ClosedConnectionError, headers as natsHeaders, TimeoutError } from "@nats-io/nats-core";
 import { BrokerUnavailableError, createSync, InternalError } from "../../src/index.js";
 import { runtimeOf } from "../../src/core/topic.js";
 import { ConnectionDrops } from "../../src/core/connection-drops.js";
@@ -79,6 +79,30 @@ describe("publish request", () => {
       const ack = await requests.send("request.api.x", new Uint8Array([1]), natsHeaders(), 2_000);
       expect(ack).toMatchObject({ seq: 1, duplicate: false });
     } finally {
+      await nc.close();
+    }
+  });
+
+  it("publish request - one timer serves every timeout: a short one sent after a long one still times out on time, as TimeoutError", async () => {
+    const nc = await connect({ servers: fx.nats.url });
+    try {
+      await fx.jsm.streams.add({ name: `REQ_${uniqueNamespace().replace(/\W/g, "_")}`, subjects: ["request.timer.>"] });
+      const requests = new PublishRequests(nc, new ConnectionDrops());
+      await freeze(fx.nats.pid);
+      const long = requests.send("request.timer.x", new Uint8Array([1]), natsHeaders(), 60_000).then(() => undefined, (e: unknown) => e);
+      const started = Date.now();
+      const err = await requests.send("request.timer.x", new Uint8Array([2]), natsHeaders(), 300).then(() => undefined, (e: unknown) => e);
+      const waited = Date.now() - started;
+      expect(err).toBeInstanceOf(TimeoutError);
+      expect(isTransient(err)).toBe(true);
+      expect(waited).toBeGreaterThanOrEqual(290);
+      expect(waited).toBeLessThan(5_000);
+      expect(requests.size).toBe(1); // the long one still waits
+      thaw(fx.nats.pid);
+      expect(await long).toBeUndefined(); // answered after the thaw
+      expect(requests.size).toBe(0);
+    } finally {
+      thaw(fx.nats.pid);
       await nc.close();
     }
   });
