@@ -15,7 +15,8 @@
  *
  *   pnpm bench fanout   (FANOUT_SIZES=2000,10000 FANOUT_IMPLS=ws,bridge,socketio FANOUT_ROUNDS=2
  *                        FANOUT_STORM=0 to skip the storm, FANOUT_DEBUG=1 for per-round lines,
- *                        FANOUT_LOADGENS=2, FANOUT_PROF=dir for --cpu-prof of server and load generators)
+ *                        FANOUT_LOADGENS=2, FANOUT_PROF=dir for --cpu-prof of server and load generators,
+ *                        FANOUT_PROF_LATENCY=dir for a profile of the server in the latency phases only)
  */
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -42,6 +43,8 @@ const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 2);
 const LOADGENS = Number(process.env.FANOUT_LOADGENS ?? 2);
 /** Samples of the server's memory from half to all of the connections (the slope's steps). */
 const MEMORY_STEPS = 4;
+/** A directory for CPU profiles of the server taken in the latency phases only. */
+const PROF_LATENCY = process.env.FANOUT_PROF_LATENCY;
 const STORM_CLIENTS = 5_000;
 const STORM_BEHIND = 50;
 const title = "Your order #12345 has shipped and is on its way";
@@ -154,6 +157,7 @@ async function run(impl: Impl, n: number): Promise<Result> {
     // latency at a moderate, fixed rate
     const lat = await load.expect(latencyPerClient, 30_000);
     const latSampler = sampler(server);
+    if (PROF_LATENCY) await server.ask({ cmd: "profile" }, "profile");
     latSampler.start();
     const t0 = now();
     for (let i = 0; i < LATENCY_RATE * LATENCY_SECONDS; i++) {
@@ -164,6 +168,7 @@ async function run(impl: Impl, n: number): Promise<Result> {
     }
     const latency = await lat.done;
     latencyCpu = verdictOf(latSampler);
+    if (PROF_LATENCY) await server.ask({ cmd: "profile", file: `${PROF_LATENCY}/latency.${impl}.${n}.${round}.cpuprofile` }, "profile");
     h.merge(latency.hist);
     latencyDelivered += latency.delivered;
 
