@@ -30,6 +30,8 @@ let close: () => Promise<void> = async () => undefined;
 const counts = { follow: 0, replay: 0 };
 /** The bridge's hub registry's catch-up counts (see hub/stats.ts). */
 let hubStats: (() => unknown) | undefined;
+/** The bridge's delivery-lag histogram (publish to send, seen by the server): cumulative counts by bucket. */
+let lagBuckets: () => Record<string, number> = () => ({});
 
 if (impl === "bridge") {
   const sync = createSync({ namespace: NAMESPACE, nats: { servers: natsUrl } });
@@ -63,6 +65,11 @@ if (impl === "bridge") {
   });
   const server = await serveBridge(bridge, { port: 0, drainGraceMs: 0 });
   port = server.port;
+  lagBuckets = () => {
+    const out: Record<string, number> = {};
+    for (const m of bridge.metrics().matchAll(/^tidemark_bridge_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) out[m[1]!] = Number(m[2]);
+    return out;
+  };
   close = async () => {
     await server.close();
     await sync.close();
@@ -154,7 +161,8 @@ async function onMessage(msg: { cmd: string }): Promise<void> {
     send({ cmd: "snapshot", file: writeHeapSnapshot((msg as unknown as { file: string }).file) });
   } else if (msg.cmd === "profile") {
     send({ cmd: "profile", file: await profile((msg as unknown as { file?: string }).file) });
-  } else if (msg.cmd === "counts") send({ cmd: "counts", ...counts, stats: hubStats?.() });
+  } else if (msg.cmd === "lag") send({ cmd: "lag", buckets: lagBuckets() });
+  else if (msg.cmd === "counts") send({ cmd: "counts", ...counts, stats: hubStats?.() });
   else if (msg.cmd === "stop") {
     await close();
     send({ cmd: "stopped" });

@@ -110,6 +110,7 @@ class HubGroup implements HubProgress {
       this.cursor = event.cursor;
     }
     const frame = frames.frame(this.first.hubId, event);
+    const lag = Math.max(0, Date.now() - event.publishedAt) / 1000;
     let sent = 0;
     for (const m of this.members) {
       if (seq <= m.position) continue;
@@ -125,7 +126,7 @@ class HubGroup implements HubProgress {
     // Counted once per event for all its sockets: the loop above is only the sends.
     if (sent === 0) return;
     metrics.eventsDelivered += sent;
-    metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000, sent);
+    metrics.observeLag(lag, sent);
   }
 }
 
