@@ -15,7 +15,9 @@
  *
  *   pnpm bench fanout   (FANOUT_SIZES=2000,10000 FANOUT_IMPLS=ws,bridge,socketio FANOUT_ROUNDS=2
  *                        FANOUT_STORM=0 to skip the storm, FANOUT_DEBUG=1 for per-round lines,
- *                        FANOUT_LOADGENS=2, FANOUT_PROF=dir for --cpu-prof of server and load generators)
+ *                        FANOUT_LOADGENS=2, FANOUT_PROF=dir for --cpu-prof of server and load generators,
+ *                        FANOUT_PROF_LATENCY=dir for a profile of the server in the latency phases only,
+ *                        FANOUT_LATENCY_SECONDS=2 for a longer latency phase)
  */
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -34,7 +36,8 @@ const TENANTS = 100;
 const SIZES = (process.env.FANOUT_SIZES ?? "2000,10000").split(",").map(Number).filter((n) => n > 0); // "0": the storm only
 const IMPLS = (process.env.FANOUT_IMPLS ?? "ws,bridge,socketio").split(",") as Impl[];
 const LATENCY_RATE = 100; // events/s during the latency phase
-const LATENCY_SECONDS = 2;
+/** The latency phase's length: its p99 is the worst 1% of rate x seconds events x clients per tenant. */
+const LATENCY_SECONDS = Number(process.env.FANOUT_LATENCY_SECONDS ?? 2);
 const BURST = 1_000; // events published as fast as possible during the throughput phase
 /** Latency and burst phases run this many times per configuration; rates are medians, latencies merged. */
 const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 2);
@@ -42,6 +45,8 @@ const ROUNDS = Number(process.env.FANOUT_ROUNDS ?? 2);
 const LOADGENS = Number(process.env.FANOUT_LOADGENS ?? 2);
 /** Samples of the server's memory from half to all of the connections (the slope's steps). */
 const MEMORY_STEPS = 4;
+/** A directory for CPU profiles of the server taken in the latency phases only. */
+const PROF_LATENCY = process.env.FANOUT_PROF_LATENCY;
 const STORM_CLIENTS = 5_000;
 const STORM_BEHIND = 50;
 const title = "Your order #12345 has shipped and is on its way";
@@ -154,6 +159,8 @@ async function run(impl: Impl, n: number): Promise<Result> {
     // latency at a moderate, fixed rate
     const lat = await load.expect(latencyPerClient, 30_000);
     const latSampler = sampler(server);
+    if (PROF_LATENCY) await server.ask({ cmd: "profile" }, "profile");
+    const lagBefore = await server.ask<{ buckets: Record<string, number> }>({ cmd: "lag" }, "lag");
     latSampler.start();
     const t0 = now();
     for (let i = 0; i < LATENCY_RATE * LATENCY_SECONDS; i++) {
@@ -164,8 +171,20 @@ async function run(impl: Impl, n: number): Promise<Result> {
     }
     const latency = await lat.done;
     latencyCpu = verdictOf(latSampler);
+    const lagAfter = await server.ask<{ buckets: Record<string, number> }>({ cmd: "lag" }, "lag");
+    if (PROF_LATENCY) await server.ask({ cmd: "profile", file: `${PROF_LATENCY}/latency.${impl}.${n}.${round}.cpuprofile` }, "profile");
     h.merge(latency.hist);
     latencyDelivered += latency.delivered;
+
+    if (process.env.FANOUT_DEBUG && impl === "bridge") {
+      // Where the tail is: the bridge's own publish-to-send lag (before the kernel and the load
+      // generators) as the share of this phase's deliveries under each bucket.
+      const total = (lagAfter.buckets["+Inf"] ?? 0) - (lagBefore.buckets["+Inf"] ?? 0);
+      const shares = ["0.005", "0.01", "0.025", "0.05"].map((le) => `<= ${Number(le) * 1000} ms ${(((lagAfter.buckets[le] ?? 0) - (lagBefore.buckets[le] ?? 0)) / Math.max(1, total) * 100).toFixed(2)}%`);
+      const roundHist = new Histogram();
+      roundHist.merge(latency.hist);
+      console.error(`    ${impl} x ${n} round ${round + 1}: at the clients p50 ${roundHist.quantile(0.5).toFixed(2)} ms, p99 ${roundHist.quantile(0.99).toFixed(2)} ms; in the bridge (publish to send) ${shares.join(", ")} of ${total} deliveries`);
+    }
 
     // throughput: a burst published as fast as the publisher can, until every delivery arrived
     const burst = await load.expect(burstPerClient, 60_000);

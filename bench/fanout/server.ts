@@ -30,6 +30,8 @@ let close: () => Promise<void> = async () => undefined;
 const counts = { follow: 0, replay: 0 };
 /** The bridge's hub registry's catch-up counts (see hub/stats.ts). */
 let hubStats: (() => unknown) | undefined;
+/** The bridge's delivery-lag histogram (publish to send, seen by the server): cumulative counts by bucket. */
+let lagBuckets: () => Record<string, number> = () => ({});
 
 if (impl === "bridge") {
   const sync = createSync({ namespace: NAMESPACE, nats: { servers: natsUrl } });
@@ -63,6 +65,11 @@ if (impl === "bridge") {
   });
   const server = await serveBridge(bridge, { port: 0, drainGraceMs: 0 });
   port = server.port;
+  lagBuckets = () => {
+    const out: Record<string, number> = {};
+    for (const m of bridge.metrics().matchAll(/^tidemark_bridge_delivery_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) out[m[1]!] = Number(m[2]);
+    return out;
+  };
   close = async () => {
     await server.close();
     await sync.close();
@@ -123,6 +130,26 @@ if (impl === "bridge") {
   };
 }
 
+// FANOUT_PROF_LATENCY: a CPU profile of the latency phases only, taken from inside (200 µs samples).
+let profiler: import("node:inspector/promises").Session | undefined;
+async function profile(file: string | undefined): Promise<string | undefined> {
+  if (!file) {
+    const { Session } = await import("node:inspector/promises");
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.setSamplingInterval", { interval: 200 });
+    await profiler.post("Profiler.start");
+    return undefined;
+  }
+  const { profile: taken } = await profiler!.post("Profiler.stop");
+  profiler!.disconnect();
+  profiler = undefined;
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(file, JSON.stringify(taken));
+  return file;
+}
+
 // A command that throws ends this child with an unhandled rejection, which the parent reports.
 process.on("message", (msg: { cmd: string }) => void onMessage(msg));
 
@@ -132,7 +159,10 @@ async function onMessage(msg: { cmd: string }): Promise<void> {
     gc?.();
     const { writeHeapSnapshot } = await import("node:v8");
     send({ cmd: "snapshot", file: writeHeapSnapshot((msg as unknown as { file: string }).file) });
-  } else if (msg.cmd === "counts") send({ cmd: "counts", ...counts, stats: hubStats?.() });
+  } else if (msg.cmd === "profile") {
+    send({ cmd: "profile", file: await profile((msg as unknown as { file?: string }).file) });
+  } else if (msg.cmd === "lag") send({ cmd: "lag", buckets: lagBuckets() });
+  else if (msg.cmd === "counts") send({ cmd: "counts", ...counts, stats: hubStats?.() });
   else if (msg.cmd === "stop") {
     await close();
     send({ cmd: "stopped" });

@@ -74,13 +74,14 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   };
   const warned = new Set<string>();
   const frames = new EventFrames();
+  const metrics = new BridgeMetrics();
   const context: BridgeContext<P> = {
     options,
-    metrics: new BridgeMetrics(),
+    metrics,
     frames,
     hubIds: new HubIds(),
     hubOf,
-    groups: new HubGroups({ hubOf, frames }),
+    groups: new HubGroups({ hubOf, frames, metrics }),
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
     unauthenticated: new UnauthenticatedCount(limits),
     connections: new Set(),

@@ -87,12 +87,13 @@ function liveHub() {
 
 function setup(hub: ReturnType<typeof liveHub>) {
   const frames = new EventFrames();
+  const metrics = new BridgeMetrics();
   const context: SubscriptionContext = {
     hubIds: new HubIds(),
     hubOf: () => hub,
     frames,
-    groups: new HubGroups({ hubOf: () => hub, frames }),
-    metrics: new BridgeMetrics(),
+    groups: new HubGroups({ hubOf: () => hub, frames, metrics }),
+    metrics,
     log: () => undefined,
   };
   const topic = { cursorSequence: (c: string) => Number(c.slice(1)) } as unknown as ExposedTopic["topic"];
@@ -129,6 +130,8 @@ describe("hub groups", () => {
     expect(hub.pulled - before).toBe(5);
     expect(context.groups.size).toBe(1);
     expect(context.metrics.eventsDelivered).toBe(2 + 3 * 5);
+    // the lag histogram counts each delivery too, those the group sent for all at once included
+    expect(context.metrics.render({ hubFollowers: 0, hubFeeds: 0, hubs: 0, draining: false, unauthenticated: 0, jetstreamConsumers: 0 })).toMatch(/^tidemark_bridge_delivery_lag_seconds_count 17$/m);
     subs.forEach((s) => s.stop());
     expect(context.groups.size).toBe(0);
   });

@@ -17,6 +17,7 @@ import { Cancellation, type HubProgress } from "../hub/registry.js";
 import { incarnationOf, sameIncarnation } from "../hub/incarnation.js";
 import type { FrameText } from "./socket.js";
 import type { EventFrames } from "./frames.js";
+import type { BridgeMetrics } from "./metrics.js";
 import type { HubSource } from "./subscription.js";
 import type { ExposedTopic } from "./options.js";
 
@@ -29,8 +30,8 @@ export interface GroupMember {
   /** Stream sequence of the last event or watermark sent to the client. */
   readonly position: number;
   canSend(): boolean;
-  /** Sends a shared event frame (the group checked the position). */
-  deliverShared(frame: FrameText, event: TidemarkEvent, lagSeconds: number): void;
+  /** Sends a shared event frame (the group checked the position; it counts the delivery). */
+  deliverShared(frame: FrameText, event: TidemarkEvent): void;
   /** Sends `caught_up` with a newer watermark. */
   groupCaughtUp(cursor: Cursor, position: number): void;
   /**
@@ -42,7 +43,7 @@ export interface GroupMember {
   leftGroup(): void;
 }
 
-type GroupContext = { readonly hubOf: HubSource; readonly frames: EventFrames };
+type GroupContext = { readonly hubOf: HubSource; readonly frames: EventFrames; readonly metrics: BridgeMetrics };
 
 class HubGroup implements HubProgress {
   readonly members = new Set<GroupMember>();
@@ -100,7 +101,7 @@ class HubGroup implements HubProgress {
     member.joinedGroup(this.cursor);
   }
 
-  deliver(event: TidemarkEvent, frames: EventFrames): void {
+  deliver(event: TidemarkEvent, { frames, metrics }: GroupContext): void {
     const seq = event.streamSequence;
     if (seq <= this.lastEvent) return;
     this.lastEvent = seq;
@@ -110,6 +111,7 @@ class HubGroup implements HubProgress {
     }
     const frame = frames.frame(this.first.hubId, event);
     const lag = Math.max(0, Date.now() - event.publishedAt) / 1000;
+    let sent = 0;
     for (const m of this.members) {
       if (seq <= m.position) continue;
       if (!m.canSend()) {
@@ -118,8 +120,13 @@ class HubGroup implements HubProgress {
         m.leftGroup();
         continue;
       }
-      m.deliverShared(frame, event, lag);
+      m.deliverShared(frame, event);
+      sent++;
     }
+    // Counted once per event for all its sockets: the loop above is only the sends.
+    if (sent === 0) return;
+    metrics.eventsDelivered += sent;
+    metrics.observeLag(lag, sent);
   }
 }
 
@@ -175,11 +182,11 @@ export class HubGroups {
     const group = new HubGroup(this, first.hubKey, first, cursor);
     this.#groups.set(group.key, group);
     const hub = this.#context.hubOf(first.exposed.topic, first.tenantId);
-    const frames = this.#context.frames;
+    const context = this.#context;
     void (async () => {
       for await (const event of hub.subscribe({ after: cursor, cancel: group.cancel, progress: group })) {
         if (group.ended) return;
-        group.deliver(event, frames);
+        group.deliver(event, context);
       }
     })()
       .catch(() => undefined) // each member meets the error again on its own iteration

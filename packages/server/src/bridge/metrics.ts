@@ -35,14 +35,20 @@ export class BridgeMetrics {
   #lagSum = 0;
   #lagCount = 0;
 
-  /** Publish-to-send delay of one delivered event. */
-  observeLag(seconds: number): void {
+  /**
+   * Publish-to-send delay of `count` deliveries with the same delay: a hub group observes an
+   * event once for all the sockets it sent it to, so its send loop does only the sends. Each
+   * delivery still counts once (OpenTelemetry's histogram takes no weight: one record each).
+   */
+  observeLag(seconds: number, count = 1): void {
+    if (count <= 0) return;
     let i = 0;
     while (i < LAG_BUCKETS.length && seconds > LAG_BUCKETS[i]!) i++;
-    this.#lagCounts[i]!++;
-    this.#lagSum += seconds;
-    this.#lagCount++;
-    instruments().deliveryLag.record(seconds);
+    this.#lagCounts[i]! += count;
+    this.#lagSum += seconds * count;
+    this.#lagCount += count;
+    const lag = instruments().deliveryLag;
+    for (let n = 0; n < count; n++) lag.record(seconds);
   }
 
   /** The gauges and counters for OpenTelemetry, named as in {@link render} (counters without `_total`). */

@@ -51,6 +51,9 @@ export class ContextSocket implements BridgeSocket {
     // `ws`, browsers, Deno: bufferedAmount; Bun: getBufferedAmount()
     const raw = this.#ws.raw as { bufferedAmount?: number; getBufferedAmount?: () => number } | undefined;
     if (!raw) return 0;
-    return typeof raw.bufferedAmount === "number" ? raw.bufferedAmount : (raw.getBufferedAmount?.() ?? 0);
+    // Read once: on `ws` it is a getter (the socket's write queue plus the sender's), asked for
+    // every socket of a hub at every event.
+    const amount = raw.bufferedAmount;
+    return typeof amount === "number" ? amount : (raw.getBufferedAmount?.() ?? 0);
   }
 }

@@ -162,14 +162,11 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     return this.#sink.canSend();
   }
 
-  /** @internal GroupMember: an event frame shared by the group's members. */
-  deliverShared(frame: FrameText, event: TidemarkEvent, lagSeconds: number): void {
-    const context = this.#context;
+  /** @internal GroupMember: an event frame shared by the group's members (the group counts it). */
+  deliverShared(frame: FrameText, event: TidemarkEvent): void {
     this.#sink.sendFrame(frame);
     this.cursor = event.cursor;
     this.position = event.streamSequence;
-    context.metrics.eventsDelivered++;
-    context.metrics.observeLag(lagSeconds);
   }
 
   /** @internal GroupMember: a newer watermark while idle. */

@@ -96,4 +96,23 @@ describe("metrics", () => {
     expect(sum(await points("tidemark_bridge_events_delivered"))).toBe(1);
     expect(sum(await points("tidemark_bridge_delivery_lag_seconds"))).toBe(1);
   });
+
+  it("metrics - the delivery lag histogram counts every event sent to every socket of a hub, in /metrics and through OpenTelemetry", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "grouped" });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const clients = await Promise.all([1, 2, 3].map(() => run.connect("alice")));
+    const hubs = await Promise.all(clients.map((c) => c.subscribe({ id: "s", topic: "grouped", tenantId: "a" })));
+    await Promise.all(clients.map((c) => c.next((f) => f.type === "caught_up")));
+    const lagBefore = sum(await points("tidemark_bridge_delivery_lag_seconds"));
+    const deliveredBefore = sum(await points("tidemark_bridge_events_delivered"));
+    for (let n = 0; n < 4; n++) await topic.publish({ data: n, tenantId: "a" });
+    await Promise.all(clients.map((c, i) => c.events(String(hubs[i]!.hub), 4)));
+    const text = run.bridge.metrics();
+    expect(text).toMatch(/^tidemark_bridge_events_delivered_total 12$/m);
+    expect(text).toMatch(/^tidemark_bridge_delivery_lag_seconds_count 12$/m);
+    expect(text).toMatch(/^tidemark_bridge_delivery_lag_seconds_bucket\{le="\+Inf"\} 12$/m);
+    expect(sum(await points("tidemark_bridge_delivery_lag_seconds")) - lagBefore).toBe(12);
+    expect(sum(await points("tidemark_bridge_events_delivered")) - deliveredBefore).toBe(12);
+  });
 });
