@@ -103,11 +103,19 @@ export class HeldReader {
     return this.#eventsOf(this.#client!.log.slice(this.#lastReset() + 1));
   }
 
-  /** Events delivered before the newest `reset`. */
+  /** Resets so far (a hub subscription's mismatch or gap ends it: at most one). */
+  resets(): number {
+    if (this.#pump) return this.#pump.error ? 1 : 0;
+    return this.#client!.log.filter((f) => f.type === "reset").length;
+  }
+
+  /** Events delivered before the newest `reset`, since the one before it. */
   eventsBeforeReset(): TidemarkEvent<Payload>[] {
     if (this.#pump) return this.#pump.events;
+    const log = this.#client!.log;
     const i = this.#lastReset();
-    return this.#eventsOf(i < 0 ? this.#client!.log : this.#client!.log.slice(0, i));
+    if (i < 0) return this.#eventsOf(log);
+    return this.#eventsOf(log.slice(log.findLastIndex((f, j) => j < i && f.type === "reset") + 1, i));
   }
 
   /**
