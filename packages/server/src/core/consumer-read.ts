@@ -73,28 +73,33 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       if (signal?.aborted) return undefined;
       if (batch === undefined) return o.follow ? undefined : end();
       watch.activity();
-      // A tenant read's jumps are checked against the window once per batch.
-      let p = prev;
-      for (const m of batch) {
-        if (p !== undefined && m.seq !== p + 1 && filtered && m.seq > p) {
-          first = await o.firstRetained();
-          break;
+      // A tenant read's jumps are checked against the window once per batch (a whole-topic
+      // read's jump is a removal: nothing to ask).
+      if (filtered) {
+        let p = prev;
+        for (const m of batch) {
+          const seq = m.seq;
+          if (p !== undefined && seq !== p + 1 && seq > p) {
+            first = await o.firstRetained();
+            break;
+          }
+          p = seq;
         }
-        p = m.seq;
       }
       const events: TidemarkEvent<T>[] = [];
       let stop = false;
       let failure: unknown;
       for (const m of batch) {
-        if (m.seq > o.last) {
+        const seq = m.seq;
+        if (seq > o.last) {
           stop = true;
           break;
         }
         try {
           if (prev !== undefined) {
-            if (m.seq <= prev) throw o.gap(prev, m.seq, "the topic was destroyed and re-created while reading");
-            if (m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
-              throw o.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+            if (seq <= prev) throw o.gap(prev, seq, "the topic was destroyed and re-created while reading");
+            if (seq !== prev + 1 && (!filtered || first! > prev + 1)) {
+              throw o.gap(prev, filtered ? first! : seq, "retention overtook the reader");
             }
           }
           events.push(rt.toEvent<T>(m));
@@ -102,8 +107,8 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
           failure = err;
           break;
         }
-        prev = m.seq;
-        if (!o.follow && (m.seq >= o.last || m.info.pending === 0)) {
+        prev = seq;
+        if (!o.follow && (seq >= o.last || m.info.pending === 0)) {
           stop = true;
           break;
         }

@@ -95,7 +95,7 @@ export interface DirectEnd {
   reached: number | undefined;
 }
 
-export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>, DirectEnd | undefined> {
+export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>[], DirectEnd | undefined> {
   const { msgs, reached } = await fetch(rt, h, r);
   const filtered = r.tenantFilter !== undefined;
   // A tenant read skips other tenants' sequences: one window check covers every jump of the
@@ -104,13 +104,24 @@ export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: Direc
   for (let p = r.after, i = 0; i < msgs.length; p = msgs[i]!.seq, i++) if (p !== undefined && msgs[i]!.seq !== p + 1) jumped = true;
   const first = filtered && jumped ? await r.firstRetained() : undefined;
   let prev = r.after;
-  for (const m of msgs) {
-    if (prev !== undefined && m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
-      throw r.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+  // One batch; the events before a gap or an undecodable message are yielded before it is thrown.
+  const events: TidemarkEvent<T>[] = [];
+  let failed = false;
+  let failure: unknown;
+  try {
+    for (const m of msgs) {
+      if (prev !== undefined && m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
+        throw r.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+      }
+      prev = m.seq;
+      events.push(rt.toEvent<T>(m));
     }
-    prev = m.seq;
-    yield rt.toEvent<T>(m);
-    if (r.signal?.aborted) return undefined;
+  } catch (err) {
+    failed = true;
+    failure = err;
   }
+  if (events.length > 0) yield events;
+  if (failed) throw failure;
+  if (r.signal?.aborted) return undefined;
   return { prev, reached };
 }

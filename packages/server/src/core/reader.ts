@@ -16,6 +16,7 @@
  */
 import { BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
+import { BatchedEvents } from "./batched-events.js";
 import { consumerPass, type PassEnd } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import { isNoMessageFound } from "./errors.js";
@@ -78,7 +79,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export const SHORT_READ_RETRY_MS = 5_000;
 
 /** Reads events; see the module comment for the gap and end rules. */
-export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenerator<TidemarkEvent<T>> {
+export function readEvents<T>(rt: TopicRuntime, opts: ReadOptions): AsyncIterableIterator<TidemarkEvent<T>, undefined> {
+  // The sources yield delivered batches; they are handed out one event per step without an
+  // async generator's hop per event (batched-events.ts), which also ends the read on an abort.
+  return new BatchedEvents(readBatches<T>(rt, opts), opts.signal);
+}
+
+async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenerator<readonly TidemarkEvent<T>[]> {
   const { signal } = opts;
   if (signal?.aborted) return;
   let h = await rt.ready();
@@ -124,8 +131,6 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
   const deadline = Date.now() + SHORT_READ_RETRY_MS;
   for (let attempt = 0; ; attempt++) {
     const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
-    // The pass's batches are handed out here, one event per step: one async hop per event
-    // (a `yield*` of a per-event generator was two).
     const source = consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
     let end: PassEnd | undefined;
     try {
@@ -134,10 +139,8 @@ export async function* readEvents<T>(rt: TopicRuntime, opts: ReadOptions): Async
           end = step.value;
           break;
         }
-        for (const event of step.value) {
-          yield event;
-          if (signal?.aborted) return;
-        }
+        yield step.value;
+        if (signal?.aborted) return;
       }
     } finally {
       await source.return(undefined); // ends the pass (releases its consumer) when left early

@@ -48,4 +48,23 @@ describe("trace probe", () => {
     expect(traceableHeaders({ headers: h })).toBe(h);
     expect(traceableHeaders({ headers: undefined })).toBeUndefined();
   });
+
+  it("trace - only a header line that starts with the traceparent key is decoded, on any line", () => {
+    // nats.js 3's message internals (what traceableHeaders inspects): the raw bytes, the block's length.
+    const shaped = (block: string, body = "{}") => {
+      const bytes = new TextEncoder().encode(block + body);
+      const h = headers();
+      return { msg: { _rdata: bytes, _msg: { hdr: block.length } }, headers: h };
+    };
+    const inValue = shaped("NATS/1.0\r\nNats-Msg-Id: traceparent-1\r\nX-Note: a traceparent: 00-x\r\n\r\n");
+    expect(traceableHeaders(inValue)).toBeUndefined();
+    const otherKey = shaped("NATS/1.0\r\nx-traceparent: 00-x\r\n\r\n");
+    expect(traceableHeaders(otherKey)).toBeUndefined();
+    // In the body only: not a header.
+    expect(traceableHeaders(shaped("NATS/1.0\r\nNats-Msg-Id: a\r\n\r\n", `{"traceparent":1}`))).toBeUndefined();
+    const last = shaped(`NATS/1.0\r\nNats-Msg-Id: a\r\nNats-Expected-Stream: S\r\ntraceparent: ${TRACEPARENT}\r\n\r\n`);
+    expect(traceableHeaders(last)).toBe(last.headers);
+    const first = shaped(`NATS/1.0\r\ntraceparent: ${TRACEPARENT}\r\nNats-Msg-Id: a\r\n\r\n`);
+    expect(traceableHeaders(first)).toBe(first.headers);
+  });
 });
