@@ -41,6 +41,7 @@ const rows: Row[] = [
   row("WebSocket connections on the server", (s) => s.connections, "connections"),
   row(`time to render ${EVENTS.toLocaleString("en-US")} events in all ${TABS} tabs`, (s) => s.renderMs, "ms", true, RENDER_TARGET_MS),
   row("CPU of the browser (all processes) for it", (s) => s.browserCpuMs, "ms"),
+  row("CPU of the demo server and nats-server for it", (s) => s.serverCpuMs, "ms"),
   row(`JS heap of the ${TABS} tabs`, (s) => s.tabsHeapMb, "MiB"),
   row("JS heap of the SharedWorker", (s) => s.workerHeapMb, "MiB", false),
 ];

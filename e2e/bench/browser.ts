@@ -7,7 +7,7 @@ import { chromium, type Browser, type BrowserContext, type CDPSession, type Page
 import { DemoServer, demoDir } from "../lib/demo-server.js";
 import { chromiumLaunch } from "../lib/browser.js";
 import { sharedWorkerSession } from "./worker-cdp.js";
-import { browserCpuMs } from "./browser-cpu.js";
+import { browserCpuByThread, browserCpuMs, cpuDelta, serverCpuMs } from "./browser-cpu.js";
 
 export const TABS = 10;
 export const EVENTS = 1_000;
@@ -19,6 +19,8 @@ export interface Sample {
   renderMs: number;
   /** CPU time of every browser process from the start of publishing to the last render. */
   browserCpuMs: number;
+  /** CPU time of the demo server and its nats-server over the same span. */
+  serverCpuMs: number;
   tabsHeapMb: number;
   workerHeapMb: number | undefined;
 }
@@ -101,12 +103,20 @@ async function run(browser: Browser, server: DemoServer, transport: Side, round:
     const { pages, connections } = await openTabs(context, server, transport, tenant);
     await armTabs(pages);
     const cpuBefore = browserCpuMs();
+    const threadsBefore = process.env.BENCH_CPU_THREADS ? browserCpuByThread() : undefined;
+    const serverBefore = serverCpuMs();
     const start = Date.now();
     const published = await server.publish(tenant, `bench ${round}`, EVENTS);
     const publishMs = Date.now() - start;
     if (published.status !== 200) throw new Error(`publish failed: ${JSON.stringify(published.body)}`);
     const renderMs = Math.max(...(await renderedAt(pages))) - start;
     const browserCpu = browserCpuMs() - cpuBefore;
+    const serverCpu = serverCpuMs() - serverBefore;
+    // BENCH_CPU_THREADS=1: which of the browser's threads the burst kept busy (stderr, per round).
+    if (threadsBefore) {
+      const rows = cpuDelta(threadsBefore, browserCpuByThread()).map(([k, ms]) => `${k} ${ms}`);
+      console.error(`${transport} round ${round}: render ${renderMs} ms, publish ${publishMs} ms, browser cpu ${browserCpu} ms, server cpu ${serverCpu} ms: ${rows.join(", ")}`);
+    }
     let tabsHeapMb = 0;
     for (const page of pages) {
       const session = await context.newCDPSession(page);
@@ -114,7 +124,7 @@ async function run(browser: Browser, server: DemoServer, transport: Side, round:
       await session.detach();
     }
     const workerHeapMb = transport === "auto" ? await sharedWorkerHeapMb(browser) : undefined;
-    return { publishMs, connections, renderMs, browserCpuMs: browserCpu, tabsHeapMb, workerHeapMb };
+    return { publishMs, connections, renderMs, browserCpuMs: browserCpu, serverCpuMs: serverCpu, tabsHeapMb, workerHeapMb };
   } finally {
     await context.close();
   }

@@ -6,6 +6,9 @@
  * - a batch of items goes to every tab of the feed; it is turned into one JSON string for all of
  *   them (items come from JSON frames, so nothing is lost), and each postMessage copies a string
  *   instead of walking the objects again. The tab parses it once.
+ * - from the SharedWorker, packets go on a port of their own that the tab hands over at attach:
+ *   one message each, which nothing answers (a comlink callback is a call the tab answers, a
+ *   second message and a task in the worker per packet).
  * In-page engines (the leader's own tab, `direct`) call their listener directly and skip this.
  */
 import type { FeedItem, TabMessage } from "./types.js";
@@ -56,6 +59,22 @@ export function packer(send: (packet: Packet) => unknown): (message: TabMessage)
     }
     queue.push(toWire(message));
   };
+}
+
+/** @internal The engine's listener for a tab's own port (see {@link tabPort}): packets, one way. */
+export function portSender(port: MessagePort): (message: TabMessage) => void {
+  return packer((packet) => port.postMessage(packet));
+}
+
+/**
+ * @internal The tab's side of its own port: `receive` gets each message of every packet, in
+ * order. `remote` goes to the engine (transfer it); `close` when the tab attaches again or closes.
+ */
+export function tabPort(receive: (message: TabMessage) => void): { remote: MessagePort; close(): void } {
+  const channel = new MessageChannel();
+  const unpack = unpacker(receive);
+  channel.port1.onmessage = (event: MessageEvent<Packet>) => unpack(event.data);
+  return { remote: channel.port2, close: () => channel.port1.close() };
 }
 
 /** @internal The tab's side: each message of a packet, in order. */

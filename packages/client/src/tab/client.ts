@@ -2,10 +2,10 @@
  * The tab side: `createClient()` finds the profile's engine (SharedWorker, else a leader tab,
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
-import { wrap, proxy } from "comlink";
+import { wrap, proxy, transfer } from "comlink";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
-import { unpacker } from "../tab-wire.js";
+import { tabPort } from "../tab-wire.js";
 import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
 import type { Status } from "../state.js";
 import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "../types.js";
@@ -100,6 +100,8 @@ class TabClient implements Client, FeedOwner {
   private readonly cleanups: (() => void)[] = [];
   private closed = false;
   private attaching: Promise<void> | undefined;
+  /** This tab's end of the port the SharedWorker sends its packets on (a new one per attach). */
+  private port: { close(): void } | undefined;
 
   constructor(private readonly options: ClientOptions) {
     if (typeof options?.url !== "string" || options.url === "") throw new TypeError("createClient: `url` is required");
@@ -167,12 +169,20 @@ class TabClient implements Client, FeedOwner {
     const remote = this.state.transport === "shared-worker";
     const getToken = this.options.getToken;
     const focused = typeof document !== "undefined" && document.hasFocus();
+    // The previous port still takes what the worker sent on it until the new one is in place.
+    const previous = this.port;
+    this.port = undefined;
+    let wire = listener;
+    if (remote) {
+      // The worker sends packets of messages on a port of this tab's, one way (tab-wire.ts).
+      const port = (this.port = tabPort(listener));
+      wire = transfer(port.remote, [port.remote]) as unknown as typeof listener;
+    }
     this.attaching = engine
       .attach(
         { id: this.tabId, focused },
         this.config,
-        // The worker sends packets of messages (tab-wire.ts).
-        remote ? (proxy(unpacker(listener)) as unknown as typeof listener) : listener,
+        wire,
         getToken ? (remote ? proxy(() => getToken()) : getToken) : undefined,
       )
       .then(async () => {
@@ -181,7 +191,8 @@ class TabClient implements Client, FeedOwner {
       })
       // A failed attach (the worker died or refused the config) must not reject every later call
       // chained on `attaching`; the worker reports its state to the tab through the listener.
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => previous?.close());
     return this.attaching;
   }
 
@@ -299,6 +310,7 @@ class TabClient implements Client, FeedOwner {
     if (this.closed) return;
     this.closed = true;
     void this.engine?.detach(this.tabId).catch(() => undefined);
+    this.port?.close();
     for (const c of this.cleanups) c();
     this.feeds.clear();
   }
