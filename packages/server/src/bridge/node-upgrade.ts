@@ -5,12 +5,19 @@
  * endpoint's own (ws-route.ts), on a request built only if a hook reads it (lazy-request.ts).
  * Anything this path does not recognise exactly goes through the app as before.
  */
-import type { IncomingMessage } from "node:http";
 import { parse as parseCookies } from "hono/utils/cookie";
 import { lazyRequest } from "./lazy-request.js";
 import { remoteAddressOf } from "./unauthenticated.js";
 import type { WSEvents } from "hono/ws";
 import type { Refusal, WsRoute } from "./ws-route.js";
+
+/** What this reads of Node's `IncomingMessage` (headers are lowercase, as Node gives them). */
+export interface UpgradeMessage {
+  readonly url?: string;
+  readonly method?: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>> & { host?: string; upgrade?: string; cookie?: string };
+  readonly socket: { readonly remoteAddress?: string };
+}
 
 /** Paths Hono's router matches only literally (no pattern syntax, nothing to decode). */
 const LITERAL_PATH = /^\/[A-Za-z0-9/_.~-]*$/;
@@ -18,7 +25,7 @@ const LITERAL_PATH = /^\/[A-Za-z0-9/_.~-]*$/;
 const PLAIN_HOST = /^[A-Za-z0-9.:[\]-]+$/;
 
 /** The upgrade of `req` through `route`, or undefined when the app must answer it. */
-export type DirectUpgrade = (req: IncomingMessage) => WSEvents | Refusal | undefined;
+export type DirectUpgrade = (req: UpgradeMessage) => WSEvents | Refusal | undefined;
 
 export function directUpgrade(route: WsRoute): DirectUpgrade | undefined {
   const { cookieName } = route;
