@@ -40,28 +40,56 @@ function urlOfHead(head: RequestHead): string {
   return `http://${headValue(head, "host") ?? "localhost"}${head.target}`;
 }
 
+/** The proxy's target: the head, and the Request once built. */
+interface Target {
+  [HEAD]: RequestHead;
+  real: Request | undefined;
+}
+
+const built = (target: Target): Request => (target.real ??= buildRequest(target[HEAD]));
+
+// Targets answer `instanceof Request` for the Request class that is global when they are made
+// (@hono/node-server installs a subclass of its own once it serves). util.inspect reads a
+// proxy's target directly, not through the traps, so the targets' prototype has an inspect hook.
+let protoOf: { owner: typeof Request; proto: object } | undefined;
+function targetProto(): object {
+  if (protoOf?.owner !== Request) {
+    const proto = Object.create(Request.prototype, {
+      [INSPECT]: {
+        // `this` is the proxy or its target: either gives the head
+        value(this: { [HEAD]: RequestHead }, _depth: number, options: object, inspect: (value: unknown, options: object) => string) {
+          return inspect(buildRequest(this[HEAD]), options);
+        },
+      },
+    }) as object;
+    protoOf = { owner: Request, proto };
+  }
+  return protoOf.proto;
+}
+
+/** One handler for every lazy request (no closures per upgrade). */
+const HANDLER: ProxyHandler<Target> = {
+  get(target, prop) {
+    if (prop === HEAD) return target[HEAD];
+    const request = built(target);
+    const value = Reflect.get(request, prop, request) as unknown;
+    // Request's methods and getters check their receiver: call them on the real one.
+    return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(request) : value;
+  },
+  has: (target, prop) => prop === HEAD || Reflect.has(built(target), prop),
+  set: (target, prop, value) => Reflect.set(built(target), prop, value),
+  ownKeys: (target) => Reflect.ownKeys(built(target)),
+  getOwnPropertyDescriptor: (target, prop) => Reflect.getOwnPropertyDescriptor(built(target), prop),
+  defineProperty: (target, prop, descriptor) => Reflect.defineProperty(built(target), prop, descriptor),
+  deleteProperty: (target, prop) => Reflect.deleteProperty(built(target), prop),
+};
+
 /** A Request of `head`, built on first use (see the file comment). */
 export function lazyRequest(head: RequestHead): Request {
-  let real: Request | undefined;
-  const built = () => (real ??= buildRequest(head));
-  // The target answers `instanceof Request`; util.inspect reads the target directly, not
-  // through the traps, so it gets an inspect hook of its own.
-  const target = Object.create(Request.prototype, {
-    [INSPECT]: { configurable: true, value: (_depth: number, options: object, inspect: (v: unknown, o: object) => string) => inspect(built(), options) },
-  }) as Request;
-  return new Proxy(target, {
-    get(_target, prop) {
-      if (prop === HEAD) return head;
-      const request = built();
-      const value = Reflect.get(request, prop, request) as unknown;
-      // Request's methods and getters check their receiver: call them on the real one.
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(request) : value;
-    },
-    has: (_target, prop) => prop === HEAD || Reflect.has(built(), prop),
-    set: (_target, prop, value) => Reflect.set(built(), prop, value),
-    ownKeys: () => Reflect.ownKeys(built()),
-    getOwnPropertyDescriptor: (_target, prop) => Reflect.getOwnPropertyDescriptor(built(), prop),
-  });
+  const target = Object.create(targetProto()) as Target;
+  target[HEAD] = head;
+  target.real = undefined;
+  return new Proxy(target, HANDLER) as unknown as Request;
 }
 
 /** The head behind a lazy request, or undefined for any other Request. */
