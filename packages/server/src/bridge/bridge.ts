@@ -25,7 +25,7 @@ import { addOperationsRoutes } from "./routes.js";
 import type { HubSource } from "./subscription.js";
 import { startTicker } from "./ticker.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
-import { addWebSocketRoute } from "./ws-route.js";
+import { addWebSocketRoute, WS_ROUTE } from "./ws-route.js";
 
 /** A running bridge: its Hono app and its operations. */
 export interface Bridge {
@@ -109,7 +109,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).
   const unobserve = observeBridge(() => context.metrics.snapshot(extra()));
   const app = new Hono();
-  addWebSocketRoute(app, context);
+  const wsRoute = addWebSocketRoute(app, context);
   addOperationsRoutes(app, context, render);
 
   let closed = false;
@@ -140,6 +140,8 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
       unobserve();
     },
   };
+  // For serveBridge's upgrade path (node.ts), off the public type.
+  Object.defineProperty(bridge, WS_ROUTE, { value: wsRoute });
   return bridge;
 }
 

@@ -3,6 +3,7 @@
  * `authenticate` calls (refresh, reauthenticate): a Request holds an AbortSignal, a URL and all
  * headers, which add up at 10,000 sockets.
  */
+import { headerOf, urlOf } from "./lazy-request.js";
 
 /** Headers kept after `hello`. */
 const KEPT_HEADERS = ["authorization", "cookie", "origin", "user-agent", "x-forwarded-for", "x-real-ip", "forwarded"];
@@ -10,10 +11,14 @@ const KEPT_HEADERS = ["authorization", "cookie", "origin", "user-agent", "x-forw
 /** The URL, then the kept headers' names and values in turn: one array, no object around it. */
 export type KeptRequest = readonly string[];
 
+/**
+ * Reads a lazy upgrade request's head without building it (lazy-request.ts); its URL is kept as
+ * sent, and `rebuild` normalises it as the Request would have.
+ */
 export function keep(request: Request): KeptRequest {
-  const kept = [request.url];
+  const kept = [urlOf(request)];
   for (const name of KEPT_HEADERS) {
-    const value = request.headers.get(name);
+    const value = headerOf(request, name);
     if (value !== null) kept.push(name, value);
   }
   return kept;

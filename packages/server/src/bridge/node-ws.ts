@@ -12,6 +12,7 @@ import { defineWebSocketHelper, WSContext, type WSEvents, type UpgradeWebSocket 
 import type { WebSocket, WebSocketServer } from "ws";
 import { SEND_FRAME, type FrameText } from "./socket.js";
 import { wsTextMessage } from "./ws-wire.js";
+import type { DirectUpgrade } from "./node-upgrade.js";
 
 const SLOT = Symbol("tidemark.upgrade");
 
@@ -48,15 +49,26 @@ function refuse(socket: Duplex, status: number): void {
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
-/** Routes the server's upgrade requests through `fetch` and accepts those the app upgraded. */
+/**
+ * Routes the server's upgrade requests through `fetch` and accepts those the app upgraded;
+ * `direct` (node-upgrade.ts) answers the bridge endpoint's own upgrades without the app.
+ */
 export function handleUpgrades(
   server: { on(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown },
   fetch: (request: Request, env: unknown) => Response | Promise<Response>,
   wss: WebSocketServer,
+  direct?: DirectUpgrade,
 ): void {
   server.on("upgrade", (req, socket, head) => {
     // A listener made in here would share this scope and keep `req` alive as long as the socket.
     socket.on("error", ignore);
+    const answer = direct?.(req);
+    if (answer !== undefined) {
+      if ("status" in answer) refuse(socket, answer.status);
+      else if (socket.destroyed) refuse(socket, 400);
+      else wss.handleUpgrade(req, socket, head, (ws) => attach(ws, answer as WSEvents<WebSocket>));
+      return;
+    }
     const slot: Slot = {};
     void (async () => {
       let response: Response;

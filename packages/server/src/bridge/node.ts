@@ -15,6 +15,8 @@ import { handleUpgrades, upgradeWebSocket } from "./node-ws.js";
 import { pino } from "pino";
 import { bridgeLog } from "./log.js";
 import type { BridgeOptions } from "./options.js";
+import { directUpgrade } from "./node-upgrade.js";
+import { WS_ROUTE, type WsRoute } from "./ws-route.js";
 
 /**
  * `createBridge()` with the Node WebSocket upgrade (served by {@link serveBridge}). With
@@ -101,7 +103,10 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
     // a fraction of the timeout so a half-sent upgrade is dropped close to it.
     serverOptions: { headersTimeout, requestTimeout: Math.max(headersTimeout, 300_000), connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout / 4, 5_000)) },
   });
-  handleUpgrades(server as import("node:http").Server, app.fetch, wss);
+  // The bridge's own app: its endpoint's upgrades skip the app (node-upgrade.ts). An app that
+  // mounts the bridge runs for every upgrade, with whatever middleware it has.
+  const route = app === bridge.app ? (bridge as { [WS_ROUTE]?: WsRoute })[WS_ROUTE] : undefined;
+  handleUpgrades(server as import("node:http").Server, app.fetch, wss, route && directUpgrade(route));
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
     (server as import("node:http").Server).listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 65_535 }, () =>

@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError } from "@tidemark/shared";
 import type { BridgeOptions } from "./options.js";
+import { headerOf, urlOf } from "./lazy-request.js";
 
 /** `scheme://host[:port]` in canonical form (lowercase, default port dropped), or undefined. */
 export function canonicalOrigin(origin: string): string | undefined {
@@ -23,6 +24,7 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === "localhost" || h.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "[::1]";
 }
 
+/** Reads the request through headerOf/urlOf: a lazy upgrade request is built only for a function. */
 export type OriginCheck = (request: Request) => boolean;
 
 /** Builds the check once from the `origins` option (a bad entry fails `createBridge`). */
@@ -30,7 +32,7 @@ export function originCheck<P>(allow: BridgeOptions<P>["origins"]): OriginCheck 
   if (allow === "*") return () => true;
   if (typeof allow === "function") {
     return (request) => {
-      const origin = request.headers.get("origin");
+      const origin = headerOf(request, "origin");
       return origin !== null && allow(origin, request);
     };
   }
@@ -46,20 +48,20 @@ export function originCheck<P>(allow: BridgeOptions<P>["origins"]): OriginCheck 
       allowed.add(canonical!);
     }
     return (request) => {
-      const origin = request.headers.get("origin");
+      const origin = headerOf(request, "origin");
       if (origin === null) return false;
       const canonical = canonicalOrigin(origin);
       return canonical !== undefined && allowed.has(canonical);
     };
   }
   return (request) => {
-    const origin = request.headers.get("origin");
+    const origin = headerOf(request, "origin");
     if (origin === null) return true; // non-browser client: a browser always sends Origin on an upgrade
     const canonical = canonicalOrigin(origin);
     if (!canonical) return false;
     let self: URL;
     try {
-      self = new URL(`${new URL(request.url).protocol}//${request.headers.get("host") ?? ""}`);
+      self = new URL(`${new URL(urlOf(request)).protocol}//${headerOf(request, "host") ?? ""}`);
     } catch {
       return false;
     }

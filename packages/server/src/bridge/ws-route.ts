@@ -4,13 +4,14 @@
  */
 import type { Hono } from "hono";
 import { getCookie } from "hono/cookie";
-import type { WSContext } from "hono/ws";
+import type { WSContext, WSEvents } from "hono/ws";
 import { CloseCode } from "@tidemark/shared";
 import { Connection } from "./connection.js";
 import type { BridgeContext } from "./context.js";
 import { sendDrain } from "./drain.js";
 import { ContextSocket } from "./socket.js";
 import { remoteAddressOf } from "./unauthenticated.js";
+import { headerOf } from "./lazy-request.js";
 
 /**
  * The WebSocket events of one socket. A class, not an object of closures: these live as long as
@@ -64,27 +65,62 @@ class SocketEvents<P> {
   }
 }
 
-/** Adds the WebSocket endpoint (`options.path`) to `app`. */
-export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): void {
+/** An upgrade refused: the status and the text of the response. */
+export interface Refusal {
+  status: 426 | 403 | 503;
+  text: string;
+}
+
+/** Where a bridge keeps its {@link WsRoute} (bridge.ts; read by node.ts). */
+export const WS_ROUTE = Symbol("tidemark.wsRoute");
+
+/** The endpoint for a runtime entry that upgrades without running the app (node.ts). */
+export interface WsRoute {
+  /** `options.path`, as the app routes it. */
+  readonly path: string;
+  /** `options.cookieName`: the cookie read when `hello` has no token. */
+  readonly cookieName: string;
+  /** Checks an upgrade of `request` (a websocket upgrade) and gives its socket's events, or why not. */
+  open(request: Request, address: string | undefined, cookieToken: string | undefined): WSEvents | Refusal;
+}
+
+/** The checks of an upgrade, in order: draining, Origin, sockets waiting for `hello`. */
+function refusal<P>(context: BridgeContext<P>, request: Request, address: string | undefined): Refusal | undefined {
   const { options, metrics } = context;
+  if (context.draining) {
+    metrics.bump(metrics.rejected, "draining");
+    return { status: 503, text: "draining" };
+  }
+  if (!options.originAllowed(request)) {
+    metrics.bump(metrics.rejected, "origin");
+    context.log("warn", "origin refused", { origin: headerOf(request, "origin"), host: headerOf(request, "host") });
+    return { status: 403, text: "origin not allowed" };
+  }
+  if (!context.unauthenticated.admits(address)) {
+    metrics.bump(metrics.rejected, "unauthenticated_connections");
+    context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
+    return { status: 503, text: "too many connections waiting for hello" };
+  }
+  return undefined;
+}
+
+/** Adds the WebSocket endpoint (`options.path`) to `app`; returns it for runtime entries. */
+export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): WsRoute {
+  const { options } = context;
   const upgrade = options.upgradeWebSocket((c) => new SocketEvents(context, c.req.raw, getCookie(c, options.cookieName), remoteAddressOf(c.env)));
 
   app.get(options.path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
-    if (context.draining) {
-      metrics.bump(metrics.rejected, "draining");
-      return c.text("draining", 503);
-    }
-    if (!options.originAllowed(c.req.raw)) {
-      metrics.bump(metrics.rejected, "origin");
-      context.log("warn", "origin refused", { origin: c.req.header("origin") ?? null, host: c.req.header("host") ?? null });
-      return c.text("origin not allowed", 403);
-    }
-    if (!context.unauthenticated.admits(remoteAddressOf(c.env))) {
-      metrics.bump(metrics.rejected, "unauthenticated_connections");
-      context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
-      return c.text("too many connections waiting for hello", 503);
-    }
+    const refused = refusal(context, c.req.raw, remoteAddressOf(c.env));
+    if (refused) return c.text(refused.text, refused.status);
     return upgrade(c, next);
   });
+
+  return {
+    path: options.path,
+    cookieName: options.cookieName,
+    open(request, address, cookieToken) {
+      return refusal(context, request, address) ?? new SocketEvents(context, request, cookieToken, address);
+    },
+  };
 }
