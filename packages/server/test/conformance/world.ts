@@ -13,14 +13,9 @@ import { FEED_PER_TOPIC, PRESSURE_PACE_MS, type Payload, type System } from "./s
 /** How long an idle held bridge subscription may take to get a fresh `caught_up`. */
 export const WATERMARK_WAIT_MS = 8_000;
 
-interface Held {
-  reader: HeldReader;
-  k: number;
-  /** Events after this sequence (of incarnation k) must reach the reader, each once, in order. */
-  startSeq: number;
-  /** What the subscription reported when it started (a bridge reset stays in its log). */
-  startReport: string;
-}
+/** startSeq: events after it (of incarnation k) must reach the reader, each once, in order;
+ * startReport: what it reported when it started (a bridge reset stays in its log). */
+interface Held { reader: HeldReader; k: number; startSeq: number; startReport: string }
 
 /** Strings a corrupted store could hand back as a saved cursor: each is answered, never fatal. */
 export const NOT_CURSORS = ["", "garbage", `s6t.${"x".repeat(1_100)}`, "s6t.W10.1"];
