@@ -28,7 +28,7 @@ import { startBenchNats } from "./lib/nats.js";
 import { environment } from "./lib/table.js";
 import { cpus } from "node:os";
 import { start, type Proc } from "./fanout/procs.js";
-import { CpuSampler, bottleneck, byName, formatShares, type CpuShare } from "./fanout/cpu.js";
+import { CpuSampler, bottleneck, byName, formatShares, listenOverflows, type CpuShare } from "./fanout/cpu.js";
 import { LoadGroup } from "./fanout/loadgroup.js";
 import { printFanout, printStorm, type Result, type StormResult, type StormStage } from "./fanout/report.js";
 import { Histogram, NAMESPACE, TOPIC, now, subjectOf, tenantOf, type Impl, type Payload } from "./fanout/shared.js";
@@ -247,8 +247,10 @@ async function storm(): Promise<StormResult> {
   const sampler = setInterval(() => void consumers().then((c) => (peak = Math.max(peak, c)), () => undefined), 50);
   const cpu = new CpuSampler([{ name: "server", pid: second.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid })), { name: "nats", pid: nats.pid }]);
   cpu.start();
+  const overflows = listenOverflows();
   const resumed = await load.resume(b.port);
   const perProcess = cpu.stop();
+  const overflowed = listenOverflows() - overflows;
   clearInterval(sampler);
   const counts = await second.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
   await load.disconnect(true);
@@ -262,6 +264,7 @@ async function storm(): Promise<StormResult> {
     cpu: shares,
     bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores),
     serverCpuMs: serverCpuMs(shares, cpu.seconds),
+    overflows: overflowed,
     raw,
   };
 }
@@ -289,12 +292,14 @@ async function rawStorm(before: string): Promise<StormStage> {
   await server.ask({ cmd: "events", events: byTenant }, "events");
   const cpu = new CpuSampler([{ name: "server", pid: server.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid }))]);
   cpu.start();
+  const overflows = listenOverflows();
   const resumed = await load.resume(port);
   const perProcess = cpu.stop();
+  const overflowed = listenOverflows() - overflows;
   await load.disconnect();
   await server.ask({ cmd: "stop" }, "stopped");
   const shares = byName(perProcess);
-  return { ...resumed, cpu: shares, bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores), serverCpuMs: serverCpuMs(shares, cpu.seconds) };
+  return { ...resumed, cpu: shares, bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores), serverCpuMs: serverCpuMs(shares, cpu.seconds), overflows: overflowed };
 }
 
 const prof = process.env.FANOUT_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.FANOUT_PROF}`] : [];

@@ -90,6 +90,8 @@ export interface StormStage extends Resumed {
   bottleneck: string;
   /** Server CPU per resuming client, ms. */
   serverCpuMs: number;
+  /** Connections the machine dropped on a full listen queue during the storm (every process's, TcpExt ListenOverflows). */
+  overflows: number;
 }
 
 export interface StormResult extends StormStage {
@@ -106,13 +108,14 @@ export function printStorm(r: StormResult, clients: number, behind: number): voi
   console.log("| measure | bridge | raw ws | bridge / raw ws | target |");
   console.log("|:--|--:|--:|--:|:--|");
   const row = (name: string, f: (s: StormStage) => string, ratio: (s: StormStage) => number = () => Number.NaN, target = "") =>
-    console.log(`| ${name} | ${f(r)} | ${w ? f(w) : "-"} | ${w ? fmt(ratio(r) / ratio(w), 2) : ""} | ${target} |`);
+    console.log(`| ${name} | ${f(r)} | ${w ? f(w) : "-"} | ${w && !Number.isNaN(ratio(r)) ? fmt(ratio(r) / ratio(w), 2) : ""} | ${target} |`);
   const perSecond = (s: StormStage) => (s.min === s.max ? s.min * clients : s.delivered) / (s.ms / 1000);
   row("time until all caught up, s", (s) => (s.ms / 1000).toFixed(2), (s) => s.ms, `< ${TARGETS.stormSeconds} ${verdict(r.ms / 1000 < TARGETS.stormSeconds)} (bridge)`);
   row("phases: last socket open / first caught up / last caught up, s", (s) => [s.lastOpen, s.firstCaughtUp, s.lastCaughtUp].map((v) => (v / 1000).toFixed(2)).join(" / "));
   row("CPU during the storm, cores", (s) => cores(s.cpu));
   row("server CPU per resuming client, ms", (s) => fmt(s.serverCpuMs, 2), (s) => s.serverCpuMs);
   row("bottleneck during the storm", (s) => s.bottleneck);
+  row("listen queue overflows (machine-wide)", (s) => fmt(s.overflows));
   row("events replayed per client (min / max)", (s) => `${s.min} / ${s.max}`, undefined, `${behind} / ${behind}`);
   row("subscriptions that failed", (s) => String(s.failed), undefined, "0");
   row("frames delivered per second during the storm", (s) => Math.round(perSecond(s)).toLocaleString("en-US"), perSecond);
