@@ -1,7 +1,8 @@
 /**
  * Fan-out: the Tidemark bridge vs a raw `ws` broadcast of the same frames vs Socket.IO 4 with
  * connection-state recovery, at 2,000 and 10,000 connections over 100 tenants; then a resume
- * storm of 5,000 clients each 50 events behind, reconnecting at once to a restarted bridge.
+ * storm of 5,000 clients each 50 events behind, reconnecting at once to a restarted bridge,
+ * and then (its floor) to a raw `ws` server that sends the same frames from memory.
  * Server, load generators (FANOUT_LOADGENS processes, 2 by default) and this orchestrator (the
  * publisher) are separate processes; the server runs the built packages (see fanout/procs.ts).
  * Each phase samples every process's CPU time and names the one that limited it (fanout/cpu.ts).
@@ -27,9 +28,9 @@ import { startBenchNats } from "./lib/nats.js";
 import { environment } from "./lib/table.js";
 import { cpus } from "node:os";
 import { start, type Proc } from "./fanout/procs.js";
-import { CpuSampler, bottleneck, byName, formatShares, type CpuShare } from "./fanout/cpu.js";
+import { CpuSampler, bottleneck, byName, formatShares, listenOverflows, type CpuShare } from "./fanout/cpu.js";
 import { LoadGroup } from "./fanout/loadgroup.js";
-import { printFanout, printStorm, type Result, type StormResult } from "./fanout/report.js";
+import { printFanout, printStorm, type Result, type StormResult, type StormStage } from "./fanout/report.js";
 import { Histogram, NAMESPACE, TOPIC, now, subjectOf, tenantOf, type Impl, type Payload } from "./fanout/shared.js";
 
 const TENANTS = 100;
@@ -237,6 +238,7 @@ async function storm(): Promise<StormResult> {
   await load.disconnect(true);
   await first.ask({ cmd: "stop" }, "stopped");
   // while no bridge runs, every tenant gets 50 events: each client is 50 behind
+  const before = await topic.head();
   await publishBurst("bridge", STORM_BEHIND * TENANTS);
   const second = start("./server.ts", ["bridge", nats.url], ["--expose-gc", ...prof], true);
   const b = await second.wait<{ port: number }>("ready");
@@ -245,14 +247,59 @@ async function storm(): Promise<StormResult> {
   const sampler = setInterval(() => void consumers().then((c) => (peak = Math.max(peak, c)), () => undefined), 50);
   const cpu = new CpuSampler([{ name: "server", pid: second.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid })), { name: "nats", pid: nats.pid }]);
   cpu.start();
+  const overflows = listenOverflows();
   const resumed = await load.resume(b.port);
   const perProcess = cpu.stop();
+  const overflowed = listenOverflows() - overflows;
   clearInterval(sampler);
   const counts = await second.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
-  await load.disconnect();
+  await load.disconnect(true);
   await second.ask({ cmd: "stop" }, "stopped");
   const shares = byName(perProcess);
-  return { ...resumed, ...counts, peak, cpu: shares, bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores) };
+  const raw = await rawStorm(before);
+  return {
+    ...resumed,
+    ...counts,
+    peak,
+    cpu: shares,
+    bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores),
+    serverCpuMs: serverCpuMs(shares, cpu.seconds),
+    overflows: overflowed,
+    raw,
+  };
+}
+
+/** Server CPU per resuming client, ms: its cores x the storm's wall seconds over the clients. */
+function serverCpuMs(shares: CpuShare[], seconds: number): number {
+  return (((shares.find((s) => s.name === "server")?.cores ?? Number.NaN) * seconds) / STORM_CLIENTS) * 1000;
+}
+
+/**
+ * The storm's floor: the same clients, in the same load-generator processes, reconnect at once
+ * to a raw `ws` server (fanout/storm-ws.ts) that answers each subscribe with its tenant's same
+ * 50 events from memory. It does not read the cursor a client sends (the one the bridge gave
+ * it): every client gets the events the bridge replayed to it, the same frames and bytes.
+ */
+async function rawStorm(before: string): Promise<StormStage> {
+  // the events the bridge replayed, read once from the stream (not part of the timed storm)
+  const byTenant: Record<string, { hub: string; events: unknown[] }> = {};
+  for await (const e of topic.replay({ after: before })) {
+    const t = e.tenantId ?? "";
+    (byTenant[t] ??= { hub: `h${Object.keys(byTenant).length.toString(36)}`, events: [] }).events.push(e);
+  }
+  const server = start("./storm-ws.ts", [], prof, true);
+  const { port } = await server.wait<{ port: number }>("ready");
+  await server.ask({ cmd: "events", events: byTenant }, "events");
+  const cpu = new CpuSampler([{ name: "server", pid: server.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid }))]);
+  cpu.start();
+  const overflows = listenOverflows();
+  const resumed = await load.resume(port);
+  const perProcess = cpu.stop();
+  const overflowed = listenOverflows() - overflows;
+  await load.disconnect();
+  await server.ask({ cmd: "stop" }, "stopped");
+  const shares = byName(perProcess);
+  return { ...resumed, cpu: shares, bottleneck: bottleneck(shares, cpus().length, perProcess, cpu.machineCores), serverCpuMs: serverCpuMs(shares, cpu.seconds), overflows: overflowed };
 }
 
 const prof = process.env.FANOUT_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.FANOUT_PROF}`] : [];

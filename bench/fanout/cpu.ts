@@ -90,3 +90,15 @@ export function bottleneck(shares: CpuShare[], cores: number, perProcess: CpuSha
 export function formatShares(shares: CpuShare[]): string {
   return shares.map((s) => `${s.name} ${s.cores.toFixed(2)}`).join(", ");
 }
+
+/** The machine's count of connections dropped because a listen queue was full (TcpExt ListenOverflows); NaN where unreadable. */
+export function listenOverflows(): number {
+  try {
+    const lines = readFileSync("/proc/net/netstat", "utf8").split("\n").filter((l) => l.startsWith("TcpExt:"));
+    const [names, values] = lines.map((l) => l.trim().split(/\s+/));
+    const i = names!.indexOf("ListenOverflows");
+    return i < 0 ? Number.NaN : Number(values![i]);
+  } catch {
+    return Number.NaN;
+  }
+}

@@ -84,25 +84,41 @@ export function printFanout(results: Result[], sizes: number[], rounds: number, 
   console.log("\n(the last row is 1 when every expected delivery arrived in both phases; CPU in cores = CPU seconds per wall second, load generators summed)");
 }
 
-export interface StormResult extends Resumed {
+/** One storm: the resume's outcome, each process's CPU and the server's CPU per resuming client. */
+export interface StormStage extends Resumed {
+  cpu: CpuShare[];
+  bottleneck: string;
+  /** Server CPU per resuming client, ms. */
+  serverCpuMs: number;
+  /** Connections the machine dropped on a full listen queue during the storm (every process's, TcpExt ListenOverflows). */
+  overflows: number;
+}
+
+export interface StormResult extends StormStage {
   follow: number;
   replay: number;
   peak: number;
-  cpu: CpuShare[];
-  bottleneck: string;
+  /** The same storm against a raw `ws` server sending the same frames from memory (the floor). */
+  raw?: StormStage;
 }
 
 export function printStorm(r: StormResult, clients: number, behind: number): void {
-  console.log(`\n### Resume storm: ${clients.toLocaleString("en-US")} clients, each ${behind} events behind, reconnect at once to a restarted bridge\n`);
-  console.log("| measure | value | target |");
-  console.log("|:--|--:|:--|");
-  console.log(`| time until all caught up, s | ${(r.ms / 1000).toFixed(2)} | < ${TARGETS.stormSeconds} ${verdict(r.ms / 1000 < TARGETS.stormSeconds)} |`);
-  console.log(`| phases: last socket open / first caught up / last caught up, s | ${[r.lastOpen, r.firstCaughtUp, r.lastCaughtUp].map((v) => (v / 1000).toFixed(2)).join(" / ")} |  |`);
-  console.log(`| CPU during the storm, cores | ${cores(r.cpu)} |  |`);
-  console.log(`| bottleneck during the storm | ${r.bottleneck} |  |`);
-  console.log(`| events replayed per client (min / max) | ${r.min} / ${r.max} | ${behind} / ${behind} |`);
-  console.log(`| subscriptions that failed | ${r.failed} | 0 |`);
-  console.log(`| frames delivered per second during the storm | ${Math.round((r.min === r.max ? r.min * clients : r.delivered) / (r.ms / 1000)).toLocaleString("en-US")} |  |`);
-  console.log(`| consumers created (follow + replay calls) | ${r.follow + r.replay} (${r.follow} follow, ${r.replay} replay) |  |`);
-  console.log(`| peak JetStream consumers during the storm | ${r.peak} |  |`);
+  const w = r.raw;
+  console.log(`\n### Resume storm: ${clients.toLocaleString("en-US")} clients, each ${behind} events behind, reconnect at once to a restarted bridge (and to a raw \`ws\` server)\n`);
+  console.log("| measure | bridge | raw ws | bridge / raw ws | target |");
+  console.log("|:--|--:|--:|--:|:--|");
+  const row = (name: string, f: (s: StormStage) => string, ratio: (s: StormStage) => number = () => Number.NaN, target = "") =>
+    console.log(`| ${name} | ${f(r)} | ${w ? f(w) : "-"} | ${w && !Number.isNaN(ratio(r)) ? fmt(ratio(r) / ratio(w), 2) : ""} | ${target} |`);
+  const perSecond = (s: StormStage) => (s.min === s.max ? s.min * clients : s.delivered) / (s.ms / 1000);
+  row("time until all caught up, s", (s) => (s.ms / 1000).toFixed(2), (s) => s.ms, `< ${TARGETS.stormSeconds} ${verdict(r.ms / 1000 < TARGETS.stormSeconds)} (bridge)`);
+  row("phases: last socket open / first caught up / last caught up, s", (s) => [s.lastOpen, s.firstCaughtUp, s.lastCaughtUp].map((v) => (v / 1000).toFixed(2)).join(" / "));
+  row("CPU during the storm, cores", (s) => cores(s.cpu));
+  row("server CPU per resuming client, ms", (s) => fmt(s.serverCpuMs, 2), (s) => s.serverCpuMs);
+  row("bottleneck during the storm", (s) => s.bottleneck);
+  row("listen queue overflows (machine-wide)", (s) => fmt(s.overflows));
+  row("events replayed per client (min / max)", (s) => `${s.min} / ${s.max}`, undefined, `${behind} / ${behind}`);
+  row("subscriptions that failed", (s) => String(s.failed), undefined, "0");
+  row("frames delivered per second during the storm", (s) => Math.round(perSecond(s)).toLocaleString("en-US"), perSecond);
+  console.log(`| consumers created (follow + replay calls) | ${r.follow + r.replay} (${r.follow} follow, ${r.replay} replay) | - |  |  |`);
+  console.log(`| peak JetStream consumers during the storm | ${r.peak} | - |  |  |`);
 }
