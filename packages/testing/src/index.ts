@@ -16,3 +16,4 @@ export {
 export { freeze, thaw } from "./freeze.js";
 export { FaultProxy, type Direction, type FaultOptions, type ProxyOptions } from "./proxy.js";
 export { RouteMesh, type LinkFaultOptions } from "./mesh.js";
+export { countRequests } from "./count-requests.js";

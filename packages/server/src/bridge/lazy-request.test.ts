@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { inspect } from "node:util";
+import { countRequests } from "@tidemark/testing";
 import { headerOf, lazyRequest, urlOf } from "./lazy-request.js";
 
 const head = { target: "/ws?room=7", headers: { host: "127.0.0.1:8080", "x-a": ["1", "2"], cookie: "a=b" } };
@@ -17,25 +18,14 @@ describe("lazyRequest", () => {
   });
 
   it("headerOf and urlOf answer from the head without building a Request", () => {
-    const Original = globalThis.Request;
-    let built = 0;
-    globalThis.Request = class extends Original {
-      constructor(...args: ConstructorParameters<typeof Request>) {
-        super(...args);
-        built++;
-      }
-    };
-    try {
-      const request = lazyRequest(head);
-      // a lazy request answers instanceof the Request class that was global when it was made
-      expect(request instanceof globalThis.Request).toBe(true);
-      expect([headerOf(request, "x-a"), headerOf(request, "origin"), urlOf(request)]).toEqual(["1, 2", null, "http://127.0.0.1:8080/ws?room=7"]);
-      expect(built).toBe(0);
-      expect(request.headers.get("host")).toBe("127.0.0.1:8080");
-      expect(request.url).toBe("http://127.0.0.1:8080/ws?room=7");
-      expect(built).toBe(1);
-    } finally {
-      globalThis.Request = Original;
-    }
+    using requests = countRequests();
+    const request = lazyRequest(head);
+    // a lazy request answers instanceof the Request class that was global when it was made
+    expect(request instanceof globalThis.Request).toBe(true);
+    expect([headerOf(request, "x-a"), headerOf(request, "origin"), urlOf(request)]).toEqual(["1, 2", null, "http://127.0.0.1:8080/ws?room=7"]);
+    expect(requests.built).toBe(0);
+    expect(request.headers.get("host")).toBe("127.0.0.1:8080");
+    expect(request.url).toBe("http://127.0.0.1:8080/ws?room=7");
+    expect(requests.built).toBe(1);
   });
 });

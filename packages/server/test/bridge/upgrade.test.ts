@@ -7,6 +7,7 @@
 import { describe, it, expect, afterEach } from "vitest";
 import { connect as tcpConnect } from "node:net";
 import { Hono } from "hono";
+import { countRequests } from "@tidemark/testing";
 import { createNodeBridge, serveBridge, type Bridge, type BridgeOptions, type BridgeServer } from "../../src/index.js";
 import { TestClient } from "./client.js";
 import { useBridgeFixture, type User } from "./fixture.js";
@@ -128,22 +129,11 @@ describe("bridge upgrade cost", () => {
   it("bridge - an upgrade whose hooks never read the request builds no Request (resume storms pay per upgrade)", async () => {
     fx.tokens.set("finn", { id: "finn", tenants: [] });
     const { port, path } = await serve("own app", { origins: ["https://app.example"] });
-    const Original = globalThis.Request;
-    let built = 0;
-    globalThis.Request = class extends Original {
-      constructor(...args: ConstructorParameters<typeof Request>) {
-        super(...args);
-        built++;
-      }
-    };
-    try {
-      const client = await TestClient.connect(`ws://127.0.0.1:${port}${path}`, "finn", { origin: "https://app.example", headers: { cookie: "a=b" } });
-      client.send({ type: "subscribe", id: "s", topic: "notes", mode: "hub" });
-      await client.next((f) => f.type === "caught_up");
-      client.close();
-    } finally {
-      globalThis.Request = Original;
-    }
-    expect(built).toBe(0);
+    using requests = countRequests();
+    const client = await TestClient.connect(`ws://127.0.0.1:${port}${path}`, "finn", { origin: "https://app.example", headers: { cookie: "a=b" } });
+    client.send({ type: "subscribe", id: "s", topic: "notes", mode: "hub" });
+    await client.next((f) => f.type === "caught_up");
+    client.close();
+    expect(requests.built).toBe(0);
   });
 });
