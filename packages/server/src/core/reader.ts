@@ -17,7 +17,7 @@
 import { BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
 import { BatchedEvents } from "./batched-events.js";
-import { consumerPass, type PassEnd } from "./consumer-read.js";
+import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import { isNoMessageFound } from "./errors.js";
 import type { TopicRuntime } from "./runtime.js";
@@ -131,20 +131,8 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   const deadline = Date.now() + SHORT_READ_RETRY_MS;
   for (let attempt = 0; ; attempt++) {
     const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
-    const source = consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
-    let end: PassEnd | undefined;
-    try {
-      for (let step = await source.next(); ; step = await source.next()) {
-        if (step.done) {
-          end = step.value;
-          break;
-        }
-        yield step.value;
-        if (signal?.aborted) return;
-      }
-    } finally {
-      await source.return(undefined); // ends the pass (releases its consumer) when left early
-    }
+    // yield* hands a `return()` (a break) on to the pass, which releases its consumer.
+    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
     if (end === undefined || signal?.aborted || (await settled(end.prev, end.prev, single || end.onLeader))) return;
     const stoppedAt = end.prev ?? start - 1;
     if (Date.now() >= deadline) {
