@@ -154,6 +154,9 @@ export class Socket {
       }
       this.receive(frame);
     };
+    // An error (a refused upgrade, a reset) is always followed by close, which decides; the
+    // listener is there so WebSocket implementations that throw unheard errors (Node's `ws`) don't.
+    socket.onerror = () => undefined;
     socket.onclose = (event: CloseEvent) => {
       if (generation !== this.generation) return;
       this.disconnect(event.code, event.reason || `closed (${event.code})`, true);
