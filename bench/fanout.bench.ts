@@ -320,5 +320,5 @@ await load.close();
 await nc.close();
 await sync.close();
 
-printFanout(results, SIZES, ROUNDS, `Fan-out over ${TENANTS} tenants, ${LOADGENS} load-generator processes (${environment()})`);
+if (SIZES.length > 0) printFanout(results, SIZES, ROUNDS, `Fan-out over ${TENANTS} tenants, ${LOADGENS} load-generator processes (${environment()})`);
 if (stormResult) printStorm(stormResult, STORM_CLIENTS, STORM_BEHIND);
