@@ -46,6 +46,8 @@ export interface EngineConfig {
   historyLimit: number;
   /** A tab silent for this long is considered gone. */
   tabTimeoutMs: number;
+  /** A socket without `welcome` this long after it was created is dropped and retried. */
+  connectTimeoutMs: number;
   /** Refresh the token this often (0: only when the server says it expired). */
   tokenRefreshMs: number;
   /** IndexedDB database name; `""` keeps history in memory only. */

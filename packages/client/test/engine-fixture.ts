@@ -47,6 +47,7 @@ export function config(port: number): EngineConfig {
     backoff: { baseMs: 50, maxMs: 300 },
     historyLimit: 100,
     tabTimeoutMs: 60_000,
+    connectTimeoutMs: 20_000,
     tokenRefreshMs: 0,
     database: "",
     principal: null,

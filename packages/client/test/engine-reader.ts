@@ -44,7 +44,7 @@ export class EngineReader {
   static async open(url: string, topic: string, tenant: string): Promise<EngineReader> {
     const reader = new EngineReader(tenant);
     reader.#firstSocket = sockets.length;
-    const config: EngineConfig = { url, backoff: { baseMs: 50, maxMs: 300 }, historyLimit: 1_000, tabTimeoutMs: 600_000, tokenRefreshMs: 0, database: "", principal: null };
+    const config: EngineConfig = { url, backoff: { baseMs: 50, maxMs: 300 }, historyLimit: 1_000, tabTimeoutMs: 600_000, connectTimeoutMs: 20_000, tokenRefreshMs: 0, database: "", principal: null };
     await reader.engine.attach({ id: "t", focused: true }, config, (m) => reader.#receive(m), () => READER_TOKEN);
     await reader.engine.open("t", { id: "f", mode: "hub", topic, tenantId: tenant, effects: false });
     return reader;

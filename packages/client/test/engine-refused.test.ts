@@ -1,13 +1,18 @@
 /**
- * An upgrade the server refuses with an HTTP status (a bridge that is draining answers 503) is a
- * dropped connection like any other: the engine retries, and resumes once a bridge answers.
- * With Node's `ws` standing in for the browser's WebSocket, a refused upgrade is an `error`
- * event before the `close`; nothing may escape as an uncaught exception.
+ * Connections that never reach `welcome` are dropped connections like any other: the engine
+ * retries, and resumes once a bridge answers.
+ * - An upgrade refused with an HTTP status (a draining bridge answers 503). With Node's `ws`
+ *   standing in for the browser's WebSocket it is an `error` event before the `close`; nothing
+ *   may escape as an uncaught exception.
+ * - A server that accepts the connection and never answers (a frozen bridge): given up after
+ *   `connectTimeoutMs`.
  */
 import { createServer } from "node:http";
+import { createServer as createTcpServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { Engine } from "../src/engine.js";
-import { attachTab, engines, startBridge, topic, until, useEngineSuite } from "./engine-fixture.js";
+import type { TabMessage } from "../src/types.js";
+import { attachTab, config, engines, startBridge, topic, until, useEngineSuite } from "./engine-fixture.js";
 
 useEngineSuite();
 
@@ -42,5 +47,33 @@ describe("engine", () => {
     } finally {
       process.off("uncaughtException", record);
     }
+  });
+
+  it("engine - a server that accepts and never answers is given up after connectTimeoutMs, and the feed subscribes once a bridge answers", async () => {
+    const held: Socket[] = [];
+    const dropped = new Set<Socket>();
+    const silent = createTcpServer((socket) => {
+      held.push(socket);
+      socket.on("close", () => dropped.add(socket)).resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as { port: number }).port;
+    const engine = new Engine();
+    engines.push(engine);
+    const messages: TabMessage[] = [];
+    const status = () => messages.filter((m) => m.type === "status").at(-1);
+    await engine.attach({ id: "t", focused: true }, { ...config(port), connectTimeoutMs: 400 }, (m) => messages.push(m), () => "token-ada");
+    await engine.open("t", { id: "f", mode: "hub", topic: "engine.feed", tenantId: "acme", effects: false });
+    // Each held connection is dropped at its deadline and a new one opened after the backoff.
+    await until(() => held.length >= 3);
+    await until(() => held.slice(0, 2).every((s) => dropped.has(s)));
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    for (const s of held) s.destroy();
+
+    await startBridge(port);
+    await until(() => status()?.type === "status" && status()!.status === "live");
+    const sent = await topic.publish({ tenantId: "acme", data: { n: 2 } });
+    await until(() => messages.some((m) => m.type === "items" && m.items.some((i) => i.kind === "event" && i.event.streamSequence === sent.streamSequence)));
+    expect((await engine.stats()).socketsOpened).toBeGreaterThan(held.length - 1);
   });
 });

@@ -97,6 +97,7 @@ describe("engine - shutdown", () => {
       backoff: { baseMs: 50, maxMs: 300 },
       historyLimit: 100,
       tabTimeoutMs: 60_000,
+      connectTimeoutMs: 20_000,
       tokenRefreshMs: 30_000,
       database: "",
       principal: null,

@@ -34,6 +34,12 @@ export interface ClientOptions {
   heartbeatMs?: number;
   /** A tab silent this long is dropped (background tabs are throttled, so keep it generous). @default 90000 */
   tabTimeoutMs?: number;
+  /**
+   * A connection that has not reached `welcome` this long after it was opened (a frozen bridge,
+   * a proxy holding the upgrade) is dropped and retried with the backoff. Keep it above the time
+   * a bridge takes to answer during a reconnect storm. @default 20000
+   */
+  connectTimeoutMs?: number;
   /** Refresh the token this often, besides before `welcome.expiresAt`. 0 = only then. @default 0 */
   tokenRefreshMs?: number;
   /** IndexedDB database name; `""` keeps history in memory. @default "tidemark" */
@@ -112,6 +118,7 @@ class TabClient implements Client, FeedOwner {
       backoff: { ...defaultBackoff, ...options.reconnect },
       historyLimit,
       tabTimeoutMs: options.tabTimeoutMs ?? 90_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 20_000,
       tokenRefreshMs: options.tokenRefreshMs ?? 0,
       database: options.database ?? "tidemark",
       principal: options.principal ?? null,

@@ -39,7 +39,7 @@ export class ProfileEngine {
   constructor(private readonly config: EngineConfig) {
     this.history = new History(config.database, config.principal);
     this.tokens = new TokenSource(() => this.tokenProviders(), config.tokenRefreshMs, (token) => this.socket.send({ type: "refresh", token }));
-    this.socket = new Socket(config.url, config.backoff, {
+    this.socket = new Socket(config.url, config.backoff, config.connectTimeoutMs, {
       token: () => this.tokens.get(),
       welcome: (frame) => {
         this.tokens.schedule(frame.expiresAt);

@@ -41,12 +41,15 @@ export class Socket {
   private generation = 0;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
+  /** Runs from a socket's creation to its `welcome`: a server that never answers is given up. */
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private lastHeard = 0;
   /** Sockets opened since start, for stats. */
   opened = 0;
 
   private readonly handlers: { [K in SocketFrame["type"]]: (frame: Extract<SocketFrame, { type: K }>) => void } = {
     welcome: (frame) => {
+      this.stopConnectTimer();
       this.dispatch({ type: "welcome", connectionId: frame.connectionId });
       this.startWatchdog(frame.heartbeatMs);
       this.hooks.welcome(frame);
@@ -59,6 +62,7 @@ export class Socket {
   constructor(
     private readonly url: string,
     private readonly backoff: BackoffOptions,
+    private readonly connectTimeoutMs: number,
     private readonly hooks: SocketHooks,
   ) {}
 
@@ -111,6 +115,7 @@ export class Socket {
   private disconnect(code: number, reason: string, reconnect: boolean, retryAfterMs?: number): void {
     this.generation++;
     this.stopWatchdog();
+    this.stopConnectTimer();
     const socket = this.socket;
     this.socket = undefined;
     if (socket && socket.readyState <= WebSocket.OPEN) socket.close(code, reason);
@@ -138,6 +143,11 @@ export class Socket {
     }
     this.socket = socket;
     this.opened++;
+    // A bridge that is frozen, or a proxy that holds the upgrade, leaves the socket connecting
+    // (or open without `welcome`) for as long as the TCP connection lives: give up and retry.
+    this.connectTimer = setTimeout(() => {
+      if (generation === this.generation) this.disconnect(CloseCode.Timeout, "no welcome within connectTimeoutMs", true);
+    }, this.connectTimeoutMs);
     socket.onopen = () => {
       if (generation !== this.generation) return;
       const hello: ClientFrame = token === undefined ? { type: "hello", v: PROTOCOL_VERSION } : { type: "hello", v: PROTOCOL_VERSION, token };
@@ -181,6 +191,11 @@ export class Socket {
       if (Date.now() - this.lastHeard > beat * SILENT_BEATS) this.disconnect(CloseCode.Timeout, "heartbeat timeout", true);
       else this.send({ type: "ping" });
     }, beat);
+  }
+
+  private stopConnectTimer(): void {
+    if (this.connectTimer !== undefined) clearTimeout(this.connectTimer);
+    this.connectTimer = undefined;
   }
 
   private stopWatchdog(): void {
