@@ -15,9 +15,10 @@ import {
   InvalidArgumentError,
   PayloadTooLargeError,
 } from "@tidemark/shared";
-import { nuid } from "@nats-io/nats-core";
-import type { JetStreamClient, JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
-import { PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
+import { nuid, type MsgHdrs } from "@nats-io/nats-core";
+import type { PubAck } from "@nats-io/jetstream";
+import { EXPECTED_STREAM, MSG_ID, PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
+import { publishRequests } from "./publish-request.js";
 import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
@@ -81,7 +82,7 @@ export interface SendContext {
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
   /** Drops of the connection: an attempt in flight on it will get no answer. */
-  drops: Pick<ConnectionDrops, "watch" | "forget">;
+  drops: Pick<ConnectionDrops, "watch">;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -105,111 +106,121 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** One attempt: the broker's answer, or ConnectionDropped when the connection drops first. */
-function attempt(js: JetStreamClient, subject: string, bytes: Uint8Array, options: Partial<JetStreamPublishOptions>, drops: SendContext["drops"]): Promise<PubAck> {
-  let onDrop!: (reason: ConnectionDropped) => void;
-  const answer = new Promise<PubAck>((resolve, reject) => {
-    onDrop = reject;
-    // Watched only while the attempt runs; an abandoned attempt's late answer lands on a
-    // settled promise.
-    js.publish(subject, bytes, options).then(
-      (ack) => {
-        drops.forget(onDrop);
-        resolve(ack);
-      },
-      (err: unknown) => {
-        drops.forget(onDrop);
-        reject(err);
-      },
-    );
-  });
-  drops.watch(onDrop);
-  return answer;
-}
+/**
+ * One `publish()` call: what it sends and what its failed attempts have told so far. Every
+ * attempt sends the same bytes and header block (the same message id).
+ */
+class PublishCall {
+  readonly deadline: number;
+  readonly started = performance.now();
+  /** An earlier attempt may have reached the stream. */
+  maybeStored = false;
+  reprovisioned = false;
+  lastError: unknown;
+  attempts = 0;
 
-/** The bound on one attempt. */
-const attemptTimeout = (ctx: SendContext, deadline: number) => Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
+  constructor(
+    readonly ctx: SendContext,
+    readonly subject: string,
+    readonly bytes: Uint8Array,
+    readonly headers: MsgHdrs,
+  ) {
+    this.deadline = Date.now() + ctx.deadlineMs;
+  }
+
+  left(): number {
+    return this.deadline - Date.now();
+  }
+
+  /** One attempt on `handles`: the broker's answer, or ConnectionDropped at a drop. */
+  send(handles: TopicHandles): Promise<PubAck> {
+    this.attempts++;
+    const timeout = Math.max(1, Math.min(this.ctx.requestTimeoutMs, this.left()));
+    return publishRequests(handles.nc, this.ctx.drops).send(this.subject, this.bytes, this.headers, timeout);
+  }
+
+  done(ack: PubAck, handles: TopicHandles): Sent {
+    recordSince(instruments().publishDuration, this.started, this.ctx.attributes);
+    return { ack, handles };
+  }
+
+  /**
+   * What a failed attempt (or a failed `ready()`, `handles` undefined) means: resolves to how
+   * long to wait before the next attempt; rejects when the call ends here (a permanent answer).
+   */
+  async failed(err: unknown, handles: TopicHandles | undefined): Promise<number> {
+    this.lastError = err;
+    if (err instanceof DeadlineReached) return 0;
+    // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+    if (err instanceof ConnectionDropped) {
+      this.maybeStored = true;
+      return 0;
+    }
+    const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
+    if (!brokerAway && !isTransient(err)) throw permanent(this.ctx, this.ctx.mapError(err), this.maybeStored);
+    const noResponders = isNoResponders(err);
+    if (handles && !noResponders) this.maybeStored = true;
+    // No stream answered: maybe another process deleted it. Provision again, once.
+    if (handles && noResponders && !this.reprovisioned && (await this.ctx.streamGone(handles, this.left()))) {
+      this.reprovisioned = true;
+      this.ctx.reprovision();
+      return 0;
+    }
+    return Math.min(50 * 2 ** Math.min(this.attempts - 1, 5), Math.max(0, this.left()));
+  }
+
+  /** The deadline passed without an acknowledgement. */
+  unanswered(): BrokerUnavailableError {
+    const { ctx, lastError, maybeStored } = this;
+    const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
+    return new BrokerUnavailableError(
+      `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
+        (maybeStored ? "the event may have been stored" : "nothing was stored"),
+      { cause: lastError, maybeStored },
+    );
+  }
+}
 
 /**
  * Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. The
  * first attempt on a provisioned topic is sent without an async frame of its own (it is nearly
- * always the only one); a failure goes on in `retry`.
+ * always the only one); after a failure the call goes on in `retry`.
  */
 export function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
-  const deadline = Date.now() + ctx.deadlineMs;
-  const traced = traceHeaders(); // read before anything waits: the caller's active span
-  // Untraced (the common case): the block is the topic's prefix plus the id; traced: nats.js
-  // adds the id and the expected stream to the trace headers.
-  const options: Partial<JetStreamPublishOptions> = traced
-    ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
-    : { headers: new PublishHeaders(ctx.headerPrefix, msgID) };
-  const started = performance.now();
+  const call = new PublishCall(ctx, subject, bytes, publishHeaders(ctx, msgID));
   const handles = ctx.current();
-  if (handles === undefined) return retry(ctx, subject, bytes, options, deadline, started, undefined);
-  options.timeout = attemptTimeout(ctx, deadline);
-  return attempt(handles.js, subject, bytes, options, ctx.drops).then(
-    (ack) => {
-      recordSince(instruments().publishDuration, started, ctx.attributes);
-      return { ack, handles };
-    },
-    (err: unknown) => retry(ctx, subject, bytes, options, deadline, started, { err, handles }),
+  if (handles === undefined) return retry(call, 0);
+  return call.send(handles).then(
+    (ack) => call.done(ack, handles),
+    (err: unknown) => call.failed(err, handles).then((wait) => retry(call, wait)),
   );
 }
 
-/** The retry loop; `first` is the failure of a first attempt already made. */
-async function retry(
-  ctx: SendContext,
-  subject: string,
-  bytes: Uint8Array,
-  options: Partial<JetStreamPublishOptions>,
-  deadline: number,
-  started: number,
-  first: { err: unknown; handles: TopicHandles } | undefined,
-): Promise<Sent> {
-  let maybeStored = false;
-  let reprovisioned = false;
-  let lastError: unknown;
-  for (let n = 0, left = deadline - Date.now(); first !== undefined || left > 0; n++, left = deadline - Date.now()) {
+/** Attempts after `wait` ms, until one is answered, one fails for good, or the deadline. */
+async function retry(call: PublishCall, wait: number): Promise<Sent> {
+  for (;;) {
+    if (wait > 0) await sleep(wait);
+    if (call.left() <= 0) throw call.unanswered();
     let handles: TopicHandles | undefined;
     try {
-      if (first !== undefined) {
-        // The first attempt's failure is handled like any other attempt's, below.
-        handles = first.handles;
-        const failed = first.err;
-        first = undefined;
-        throw failed;
-      }
-      handles = ctx.current() ?? (await within(ctx.ready(), left));
-      options.timeout = attemptTimeout(ctx, deadline);
-      const ack = await attempt(handles.js, subject, bytes, options, ctx.drops);
-      recordSince(instruments().publishDuration, started, ctx.attributes);
-      return { ack, handles };
+      handles = call.ctx.current() ?? (await within(call.ctx.ready(), call.left()));
+      return call.done(await call.send(handles), handles);
     } catch (err) {
-      lastError = err;
-      if (err instanceof DeadlineReached) break;
-      const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
-      // A dropped connection: send again at once (nats.js holds it until it has reconnected).
-      if (err instanceof ConnectionDropped) {
-        maybeStored = true;
-        continue;
-      }
-      if (!brokerAway && !isTransient(err)) throw permanent(ctx, ctx.mapError(err), maybeStored);
-      if (handles && !isNoResponders(err)) maybeStored = true;
-      // No stream answered: maybe another process deleted it. Provision again, once.
-      if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, deadline - Date.now()))) {
-        reprovisioned = true;
-        ctx.reprovision();
-        continue;
-      }
+      wait = await call.failed(err, handles);
     }
-    await sleep(Math.min(50 * 2 ** Math.min(n, 5), Math.max(0, deadline - Date.now())));
   }
-  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
-  throw new BrokerUnavailableError(
-    `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
-      (maybeStored ? "the event may have been stored" : "nothing was stored"),
-    { cause: lastError, maybeStored },
-  );
+}
+
+/**
+ * The header block: untraced (the common case), the topic's prefix plus the id; traced (read
+ * before anything waits: the caller's active span), the trace context plus the same two entries.
+ */
+function publishHeaders(ctx: SendContext, msgID: string): MsgHdrs {
+  const traced = traceHeaders();
+  if (traced === undefined) return new PublishHeaders(ctx.headerPrefix, msgID);
+  traced.set(EXPECTED_STREAM, ctx.stream);
+  traced.set(MSG_ID, msgID);
+  return traced;
 }
 
 /**
