@@ -136,20 +136,3 @@ export function pubAckOf(msg: Msg, subject: string): PubAck {
   answer.duplicate = answer.duplicate === true;
   return answer;
 }
-
-const clients = new WeakMap<NatsConnection, PublishRequests>();
-
-/** The publish requests of `nc`, made on first use. */
-export function publishRequests(nc: NatsConnection, drops: Pick<ConnectionDrops, "watch">): PublishRequests {
-  let client = clients.get(nc);
-  if (client === undefined) {
-    client = new PublishRequests(nc, drops);
-    clients.set(nc, client);
-  }
-  return client;
-}
-
-/** Attempts of `nc` waiting for an answer (for tests). */
-export function pendingPublishes(nc: NatsConnection): number {
-  return clients.get(nc)?.size ?? 0;
-}

@@ -15,11 +15,11 @@ import {
   InvalidArgumentError,
   PayloadTooLargeError,
 } from "@tidemark/shared";
-import { nuid, type MsgHdrs } from "@nats-io/nats-core";
+import { nuid, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import type { PubAck } from "@nats-io/jetstream";
 import { EXPECTED_STREAM, MSG_ID, PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
-import { publishRequests } from "./publish-request.js";
-import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
+import type { PublishRequests } from "./publish-request.js";
+import { ConnectionDropped } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions, PublishReceipt } from "./types.js";
@@ -81,8 +81,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
-  /** Drops of the connection: an attempt in flight on it will get no answer. */
-  drops: Pick<ConnectionDrops, "watch">;
+  /** The publish requests of a connection (its inbox, pending attempts and drops). */
+  requests(nc: NatsConnection): PublishRequests;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -136,7 +136,7 @@ class PublishCall {
   send(handles: TopicHandles): Promise<PubAck> {
     this.attempts++;
     const timeout = Math.max(1, Math.min(this.ctx.requestTimeoutMs, this.left()));
-    return publishRequests(handles.nc, this.ctx.drops).send(this.subject, this.bytes, this.headers, timeout);
+    return this.ctx.requests(handles.nc).send(this.subject, this.bytes, this.headers, timeout);
   }
 
   done(ack: PubAck, handles: TopicHandles): Sent {

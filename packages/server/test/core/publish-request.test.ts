@@ -10,7 +10,8 @@ import { BrokerUnavailableError, createSync, InternalError } from "../../src/ind
 import { runtimeOf } from "../../src/core/topic.js";
 import { ConnectionDrops } from "../../src/core/connection-drops.js";
 import { isNoResponders, isTransient, jsErrorCode, mapNatsError } from "../../src/core/errors.js";
-import { pendingPublishes, PublishRequests } from "../../src/core/publish-request.js";
+import { PublishRequests } from "../../src/core/publish-request.js";
+import { publishesPending } from "../../src/core/sync.js";
 import { freeze, startTestNats, thaw, uniqueNamespace } from "@tidemark/testing";
 import { useCoreFixture } from "./fixture.js";
 
@@ -43,7 +44,7 @@ describe("publish request", () => {
       // Exactly one event per call: the retries met their first attempts' ids in the dedupe window.
       expect(t.cursorSequence(await t.head())).toBe(20_001);
       await sleep(500); // any answer still on its way
-      expect(pendingPublishes(nc)).toBe(0);
+      expect(publishesPending(sync, nc)).toBe(0);
     } finally {
       thaw(nats.pid);
       await sync.close();
