@@ -97,6 +97,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 class DeadlineReached extends Error {}
 
+/** Resolves after `ms` with false, or at once with true when `check` resolves true first. */
+function trueWithin(check: Promise<boolean>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    check.then(
+      (yes) => {
+        if (!yes) return;
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => undefined, // a failed check tells nothing: the back-off runs out
+    );
+  });
+}
+
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -118,6 +133,8 @@ class PublishCall {
   reprovisioned = false;
   lastError: unknown;
   attempts = 0;
+  /** The "is the stream gone?" check in flight, when an attempt met no responders. */
+  #check: Promise<boolean> | undefined;
 
   constructor(
     readonly ctx: SendContext,
@@ -160,13 +177,17 @@ class PublishCall {
     if (!brokerAway && !isTransient(err)) throw permanent(this.ctx, this.ctx.mapError(err), this.maybeStored);
     const noResponders = isNoResponders(err);
     if (handles && !noResponders) this.maybeStored = true;
-    // No stream answered: maybe another process deleted it. Provision again, once.
-    if (handles && noResponders && !this.reprovisioned && (await this.ctx.streamGone(handles, this.left()))) {
-      this.reprovisioned = true;
-      this.ctx.reprovision();
-      return 0;
-    }
-    return Math.min(50 * 2 ** Math.min(this.attempts - 1, 5), Math.max(0, this.left()));
+    const wait = Math.min(50 * 2 ** Math.min(this.attempts - 1, 5), Math.max(0, this.left()));
+    if (!handles || !noResponders || this.reprovisioned) return wait;
+    // No stream answered: maybe another process deleted it (provision again, once). The check
+    // runs BESIDE the retries, never in their way: in an election the stream info request can
+    // go unanswered (the meta group electing too) for the rest of the deadline, while the
+    // stream's new leader takes the next attempt a second later. One check at a time per call.
+    this.#check ??= this.ctx.streamGone(handles, this.left()).finally(() => (this.#check = undefined));
+    if (!(await trueWithin(this.#check, wait))) return 0; // waited the back-off
+    this.reprovisioned = true;
+    this.ctx.reprovision();
+    return 0;
   }
 
   /** The deadline passed without an acknowledgement. */
