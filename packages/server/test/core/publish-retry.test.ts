@@ -139,7 +139,11 @@ describe("publish retries", () => {
       const backAt = started + 1_000;
       const stream = (async () => {
         await sleep(backAt - Date.now());
-        const sub = nc.subscribe(subject, { callback: (_e, m) => m.respond(JSON.stringify({ stream: "ELECTING", seq: 7 })) });
+        const sub = nc.subscribe(subject, {
+          callback: (_e, m) => {
+            m.respond(JSON.stringify({ stream: "ELECTING", seq: 7 }));
+          },
+        });
         await nc.flush();
         return sub;
       })();
