@@ -1,16 +1,18 @@
 /**
  * @internal Who must hear that the connection dropped. A publish attempt in flight on a dropped
- * connection gets no answer (nats.js lets it run to its timeout), so it registers here for the
- * length of the attempt and is told at once. Registration ends with the attempt: a reaction
- * chained on a long-lived "lost" promise per publish (the earlier way) stayed reachable until
- * the connection dropped, ~600 bytes per publish for the life of the connection.
+ * connection gets no answer, so the connection's publish requests (publish-request.ts) watch
+ * here, one watcher per connection, and fail every attempt in flight at once. Nothing is
+ * registered per publish: a reaction chained on a long-lived "lost" promise per publish (an
+ * earlier way) stayed reachable until the connection dropped, ~600 bytes per publish.
  */
+import { deferred } from "./deferred.js";
+
 /** What a watcher is told: the connection dropped under its request (which may have arrived). */
 export class ConnectionDropped extends Error {}
 
 export class ConnectionDrops {
   #waiting = new Set<(reason: ConnectionDropped) => void>();
-  #lost = lossSignal();
+  #lost = deferred();
 
   /** Resolves when the connection next drops; a new promise after each drop (compare by identity). */
   get lost(): Promise<void> {
@@ -31,7 +33,7 @@ export class ConnectionDrops {
     const waiting = this.#waiting;
     this.#waiting = new Set();
     const lost = this.#lost;
-    this.#lost = lossSignal();
+    this.#lost = deferred();
     lost.resolve();
     if (waiting.size === 0) return;
     const reason = new ConnectionDropped("the connection dropped");
@@ -42,10 +44,4 @@ export class ConnectionDrops {
   get size(): number {
     return this.#waiting.size;
   }
-}
-
-function lossSignal(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

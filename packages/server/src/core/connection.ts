@@ -13,6 +13,7 @@ import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
 import { ConnectionDrops } from "./connection-drops.js";
+import { PublishRequests } from "./publish-request.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -167,6 +168,15 @@ export class Connector {
    * (nats.js lets it run to its timeout), so a publish attempt stops waiting for it.
    */
   readonly drops = new ConnectionDrops();
+
+  readonly #publishRequests = new WeakMap<NatsConnection, PublishRequests>();
+
+  /** The publish requests of `nc` (one inbox subscription per connection), made on first use. */
+  publishRequests(nc: NatsConnection): PublishRequests {
+    let requests = this.#publishRequests.get(nc);
+    if (requests === undefined) this.#publishRequests.set(nc, (requests = new PublishRequests(nc, this.drops)));
+    return requests;
+  }
 
   /** Resolves when the connection next drops (a new promise after each drop). */
   connectionLost(): Promise<void> {

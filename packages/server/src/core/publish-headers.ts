@@ -10,8 +10,8 @@
  */
 import { MsgHdrsImpl, type Match, type MsgHdrs } from "@nats-io/nats-core";
 
-const MSG_ID = "Nats-Msg-Id";
-const EXPECTED_STREAM = "Nats-Expected-Stream";
+export const MSG_ID = "Nats-Msg-Id";
+export const EXPECTED_STREAM = "Nats-Expected-Stream";
 const encoder = new TextEncoder();
 const CR = 13;
 const LF = 10;

@@ -15,10 +15,11 @@ import {
   InvalidArgumentError,
   PayloadTooLargeError,
 } from "@tidemark/shared";
-import { nuid } from "@nats-io/nats-core";
-import type { JetStreamClient, JetStreamPublishOptions, PubAck } from "@nats-io/jetstream";
-import { PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
-import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
+import { nuid, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
+import type { PubAck } from "@nats-io/jetstream";
+import { EXPECTED_STREAM, MSG_ID, PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
+import type { PublishRequests } from "./publish-request.js";
+import { ConnectionDropped } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions, PublishReceipt } from "./types.js";
@@ -80,8 +81,8 @@ export interface SendContext {
   current(): TopicHandles | undefined;
   /** The stream was deleted under us: the next ready() provisions it again. */
   reprovision(): void;
-  /** Drops of the connection: an attempt in flight on it will get no answer. */
-  drops: Pick<ConnectionDrops, "watch" | "forget">;
+  /** The publish requests of a connection (its inbox, pending attempts and drops). */
+  requests(nc: NatsConnection): PublishRequests;
   /** Is the event stream gone? (false when that cannot be told) */
   streamGone(h: TopicHandles, boundMs: number): Promise<boolean>;
   mapError(err: unknown): Error;
@@ -96,6 +97,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 class DeadlineReached extends Error {}
 
+/** Resolves after `ms` with false, or at once with true when `check` resolves true first. */
+function trueWithin(check: Promise<boolean>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    check.then(
+      (yes) => {
+        if (!yes) return;
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => undefined, // a failed check tells nothing: the back-off runs out
+    );
+  });
+}
+
 /** Resolves as `work`, or rejects with DeadlineReached after `ms`; `work` is left to finish. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -105,111 +121,127 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** One attempt: the broker's answer, or ConnectionDropped when the connection drops first. */
-function attempt(js: JetStreamClient, subject: string, bytes: Uint8Array, options: Partial<JetStreamPublishOptions>, drops: SendContext["drops"]): Promise<PubAck> {
-  let onDrop!: (reason: ConnectionDropped) => void;
-  const answer = new Promise<PubAck>((resolve, reject) => {
-    onDrop = reject;
-    // Watched only while the attempt runs; an abandoned attempt's late answer lands on a
-    // settled promise.
-    js.publish(subject, bytes, options).then(
-      (ack) => {
-        drops.forget(onDrop);
-        resolve(ack);
-      },
-      (err: unknown) => {
-        drops.forget(onDrop);
-        reject(err);
-      },
-    );
-  });
-  drops.watch(onDrop);
-  return answer;
-}
+/**
+ * One `publish()` call: what it sends and what its failed attempts have told so far. Every
+ * attempt sends the same bytes and header block (the same message id).
+ */
+class PublishCall {
+  readonly deadline: number;
+  readonly started = performance.now();
+  /** An earlier attempt may have reached the stream. */
+  maybeStored = false;
+  reprovisioned = false;
+  lastError: unknown;
+  attempts = 0;
+  /** The "is the stream gone?" check in flight, when an attempt met no responders. */
+  #check: Promise<boolean> | undefined;
 
-/** The bound on one attempt. */
-const attemptTimeout = (ctx: SendContext, deadline: number) => Math.max(1, Math.min(ctx.requestTimeoutMs, deadline - Date.now()));
+  constructor(
+    readonly ctx: SendContext,
+    readonly subject: string,
+    readonly bytes: Uint8Array,
+    readonly headers: MsgHdrs,
+  ) {
+    this.deadline = Date.now() + ctx.deadlineMs;
+  }
+
+  left(): number {
+    return this.deadline - Date.now();
+  }
+
+  /** One attempt on `handles`: the broker's answer, or ConnectionDropped at a drop. */
+  send(handles: TopicHandles): Promise<PubAck> {
+    this.attempts++;
+    const timeout = Math.max(1, Math.min(this.ctx.requestTimeoutMs, this.left()));
+    return this.ctx.requests(handles.nc).send(this.subject, this.bytes, this.headers, timeout);
+  }
+
+  done(ack: PubAck, handles: TopicHandles): Sent {
+    recordSince(instruments().publishDuration, this.started, this.ctx.attributes);
+    return { ack, handles };
+  }
+
+  /**
+   * What a failed attempt (or a failed `ready()`, `handles` undefined) means: resolves to how
+   * long to wait before the next attempt; rejects when the call ends here (a permanent answer).
+   */
+  async failed(err: unknown, handles: TopicHandles | undefined): Promise<number> {
+    this.lastError = err;
+    if (err instanceof DeadlineReached) return 0;
+    // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+    if (err instanceof ConnectionDropped) {
+      this.maybeStored = true;
+      return 0;
+    }
+    const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
+    if (!brokerAway && !isTransient(err)) throw permanent(this.ctx, this.ctx.mapError(err), this.maybeStored);
+    const noResponders = isNoResponders(err);
+    if (handles && !noResponders) this.maybeStored = true;
+    const wait = Math.min(50 * 2 ** Math.min(this.attempts - 1, 5), Math.max(0, this.left()));
+    if (!handles || !noResponders || this.reprovisioned) return wait;
+    // No stream answered: maybe another process deleted it (provision again, once). The check
+    // runs BESIDE the retries, never in their way: in an election the stream info request can
+    // go unanswered (the meta group electing too) for the rest of the deadline, while the
+    // stream's new leader takes the next attempt a second later. One check at a time per call.
+    this.#check ??= this.ctx.streamGone(handles, this.left()).finally(() => (this.#check = undefined));
+    if (!(await trueWithin(this.#check, wait))) return 0; // waited the back-off
+    this.reprovisioned = true;
+    this.ctx.reprovision();
+    return 0;
+  }
+
+  /** The deadline passed without an acknowledgement. */
+  unanswered(): BrokerUnavailableError {
+    const { ctx, lastError, maybeStored } = this;
+    const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
+    return new BrokerUnavailableError(
+      `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
+        (maybeStored ? "the event may have been stored" : "nothing was stored"),
+      { cause: lastError, maybeStored },
+    );
+  }
+}
 
 /**
  * Sends `bytes` with `msgID` until it is acknowledged, a permanent error, or the deadline. The
  * first attempt on a provisioned topic is sent without an async frame of its own (it is nearly
- * always the only one); a failure goes on in `retry`.
+ * always the only one); after a failure the call goes on in `retry`.
  */
 export function sendWithRetry(ctx: SendContext, subject: string, bytes: Uint8Array, msgID: string): Promise<Sent> {
-  const deadline = Date.now() + ctx.deadlineMs;
-  const traced = traceHeaders(); // read before anything waits: the caller's active span
-  // Untraced (the common case): the block is the topic's prefix plus the id; traced: nats.js
-  // adds the id and the expected stream to the trace headers.
-  const options: Partial<JetStreamPublishOptions> = traced
-    ? { msgID, headers: traced, expect: { streamName: ctx.stream } }
-    : { headers: new PublishHeaders(ctx.headerPrefix, msgID) };
-  const started = performance.now();
+  const call = new PublishCall(ctx, subject, bytes, publishHeaders(ctx, msgID));
   const handles = ctx.current();
-  if (handles === undefined) return retry(ctx, subject, bytes, options, deadline, started, undefined);
-  options.timeout = attemptTimeout(ctx, deadline);
-  return attempt(handles.js, subject, bytes, options, ctx.drops).then(
-    (ack) => {
-      recordSince(instruments().publishDuration, started, ctx.attributes);
-      return { ack, handles };
-    },
-    (err: unknown) => retry(ctx, subject, bytes, options, deadline, started, { err, handles }),
+  if (handles === undefined) return retry(call, 0);
+  return call.send(handles).then(
+    (ack) => call.done(ack, handles),
+    (err: unknown) => call.failed(err, handles).then((wait) => retry(call, wait)),
   );
 }
 
-/** The retry loop; `first` is the failure of a first attempt already made. */
-async function retry(
-  ctx: SendContext,
-  subject: string,
-  bytes: Uint8Array,
-  options: Partial<JetStreamPublishOptions>,
-  deadline: number,
-  started: number,
-  first: { err: unknown; handles: TopicHandles } | undefined,
-): Promise<Sent> {
-  let maybeStored = false;
-  let reprovisioned = false;
-  let lastError: unknown;
-  for (let n = 0, left = deadline - Date.now(); first !== undefined || left > 0; n++, left = deadline - Date.now()) {
+/** Attempts after `wait` ms, until one is answered, one fails for good, or the deadline. */
+async function retry(call: PublishCall, wait: number): Promise<Sent> {
+  for (;;) {
+    if (wait > 0) await sleep(wait);
+    if (call.left() <= 0) throw call.unanswered();
     let handles: TopicHandles | undefined;
     try {
-      if (first !== undefined) {
-        // The first attempt's failure is handled like any other attempt's, below.
-        handles = first.handles;
-        const failed = first.err;
-        first = undefined;
-        throw failed;
-      }
-      handles = ctx.current() ?? (await within(ctx.ready(), left));
-      options.timeout = attemptTimeout(ctx, deadline);
-      const ack = await attempt(handles.js, subject, bytes, options, ctx.drops);
-      recordSince(instruments().publishDuration, started, ctx.attributes);
-      return { ack, handles };
+      handles = call.ctx.current() ?? (await within(call.ctx.ready(), call.left()));
+      return call.done(await call.send(handles), handles);
     } catch (err) {
-      lastError = err;
-      if (err instanceof DeadlineReached) break;
-      const brokerAway = err instanceof BrokerUnavailableError; // from ready(): nothing was sent
-      // A dropped connection: send again at once (nats.js holds it until it has reconnected).
-      if (err instanceof ConnectionDropped) {
-        maybeStored = true;
-        continue;
-      }
-      if (!brokerAway && !isTransient(err)) throw permanent(ctx, ctx.mapError(err), maybeStored);
-      if (handles && !isNoResponders(err)) maybeStored = true;
-      // No stream answered: maybe another process deleted it. Provision again, once.
-      if (handles && isNoResponders(err) && !reprovisioned && (await ctx.streamGone(handles, deadline - Date.now()))) {
-        reprovisioned = true;
-        ctx.reprovision();
-        continue;
-      }
+      wait = await call.failed(err, handles);
     }
-    await sleep(Math.min(50 * 2 ** Math.min(n, 5), Math.max(0, deadline - Date.now())));
   }
-  const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
-  throw new BrokerUnavailableError(
-    `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
-      (maybeStored ? "the event may have been stored" : "nothing was stored"),
-    { cause: lastError, maybeStored },
-  );
+}
+
+/**
+ * The header block: untraced (the common case), the topic's prefix plus the id; traced (read
+ * before anything waits: the caller's active span), the trace context plus the same two entries.
+ */
+function publishHeaders(ctx: SendContext, msgID: string): MsgHdrs {
+  const traced = traceHeaders();
+  if (traced === undefined) return new PublishHeaders(ctx.headerPrefix, msgID);
+  traced.set(EXPECTED_STREAM, ctx.stream);
+  traced.set(MSG_ID, msgID);
+  return traced;
 }
 
 /**

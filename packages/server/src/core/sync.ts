@@ -7,6 +7,7 @@
  */
 import { assertNamespace, InvalidArgumentError, WorkerStopTimeoutError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { Connector, type ExternalNatsOptions } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
@@ -103,6 +104,11 @@ class JetStreamSync implements Sync {
     if (!this.#makeHubs) missing("topic.hub()");
     this.#hubs ??= this.#makeHubs(this.#hubOptions);
     return this.#hubs;
+  }
+
+  /** @internal Publish attempts on `nc` waiting for an answer (for tests). */
+  publishesPending(nc: NatsConnection): number {
+    return this.#connector.publishRequests(nc).size;
   }
 
   get connected(): boolean {
@@ -223,6 +229,12 @@ export function createSyncWith(platform: SyncPlatform, options: SyncOptions = {}
  */
 export function createCoreSync(platform: CorePlatform, options: SyncOptions = {}): CoreSync {
   return new JetStreamSync(options, platform);
+}
+
+/** @internal Publish attempts of `sync` on `nc` waiting for an answer (for tests). */
+export function publishesPending(sync: CoreSync, nc: NatsConnection): number {
+  if (!(sync instanceof JetStreamSync)) throw new InvalidArgumentError("not a Sync made by createSync()");
+  return sync.publishesPending(nc);
 }
 
 /** @internal The hubs of a Sync made by an entry point (what `hubRegistryOf()` reads). */

@@ -236,7 +236,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       ready: () => this.ready(),
       current: () => this.#current,
       reprovision: () => this.#forget(),
-      drops: this.#host.connector.drops,
+      requests: (nc) => this.#host.connector.publishRequests(nc),
       streamGone: (h, boundMs) => confirmStreamGone(() => streamInfo(h.jsm, this.#names.stream), boundMs),
       mapError: (err) => this.mapError(err),
     };

@@ -4,6 +4,7 @@ import type { HeadRead } from "./head.js";
 import type { TopicFeed } from "./feed.js";
 import type { Limiter } from "./limit.js";
 import type { HubStats } from "./stats.js";
+export { deferred, type Deferred } from "../core/deferred.js";
 
 /**
  * A topic feed's backlog reaches at least this many sequences behind its newest event (or
@@ -32,15 +33,4 @@ export interface FeedLink<T> {
   /** Bound on catch-up replays at once. */
   limiter: Limiter;
   stats: HubStats;
-}
-
-export interface Deferred {
-  promise: Promise<void>;
-  resolve: () => void;
-}
-
-export function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

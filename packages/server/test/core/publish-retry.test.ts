@@ -7,6 +7,14 @@ import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.j
 import { freeze, thaw } from "@tidemark/testing";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { collect } from "./fixture.js";
+import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { confirmStreamGone, sendWithRetry, type SendContext } from "../../src/core/publish.js";
+import { publishHeaderPrefix } from "../../src/core/publish-headers.js";
+import { PublishRequests } from "../../src/core/publish-request.js";
+import { ConnectionDrops } from "../../src/core/connection-drops.js";
+import { mapNatsError } from "../../src/core/errors.js";
+import type { TopicHandles } from "../../src/core/runtime.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,6 +100,66 @@ describe("publish retries", () => {
     } finally {
       await theirs.close();
       await mine.close();
+    }
+  });
+
+  it("publish - no responders while the stream check goes unanswered (an election): retries go on, and the stream's first answer acknowledges the publish", async () => {
+    // The pause fault test's stall: after a thaw the stream answered 503 while its leader was
+    // elected, and the meta group was electing too, so the "was the stream deleted?" check got
+    // no answer. The publish waited on that check for the rest of its deadline instead of
+    // retrying; the stream was back a second later. Here: the publish subject has nobody (a
+    // real 503 from the server) until `backAt`, and the check asks a subject whose only
+    // subscriber never answers.
+    await using nats = await startTestNats();
+    const nc = await connect({ servers: nats.url });
+    const swallow = nc.subscribe("check.unanswered", { callback: () => undefined });
+    try {
+      const subject = `stream.electing.${uniqueNamespace()}`;
+      const requests = new PublishRequests(nc, new ConnectionDrops());
+      const handles = { nc } as TopicHandles;
+      let checks = 0;
+      const ctx: SendContext = {
+        topic: "electing",
+        stream: "ELECTING",
+        headerPrefix: publishHeaderPrefix("ELECTING"),
+        attributes: { topic: "electing" },
+        requestTimeoutMs: 2_000,
+        deadlineMs: 8_000,
+        ready: () => Promise.resolve(handles),
+        current: () => handles,
+        reprovision: () => undefined,
+        requests: (c: NatsConnection) => (c === nc ? requests : expect.unreachable()),
+        streamGone: (_h, boundMs) => {
+          checks++;
+          return confirmStreamGone(() => nc.request("check.unanswered", undefined, { timeout: 60_000 }), boundMs);
+        },
+        mapError: (err) => mapNatsError(err),
+      };
+      const started = Date.now();
+      const backAt = started + 1_000;
+      const stream = (async () => {
+        await sleep(backAt - Date.now());
+        const sub = nc.subscribe(subject, {
+          callback: (_e, m) => {
+            m.respond(JSON.stringify({ stream: "ELECTING", seq: 7 }));
+          },
+        });
+        await nc.flush();
+        return sub;
+      })();
+      const sent = await sendWithRetry(ctx, subject, new TextEncoder().encode("{}"), "!id").then(
+        (s) => ({ seq: s.ack.seq, at: Date.now() }),
+        (e: unknown) => ({ err: String(e), at: Date.now() }),
+      );
+      (await stream).unsubscribe();
+      expect(sent).toMatchObject({ seq: 7 });
+      // The back-off tops out at 1.6 s: answered within that of the stream's return, with margin.
+      expect(sent.at - backAt).toBeLessThan(1_600 + 1_000);
+      // One unanswered check at a time, not one per 503.
+      expect(checks).toBe(1);
+    } finally {
+      swallow.unsubscribe();
+      await nc.close();
     }
   });
 });
