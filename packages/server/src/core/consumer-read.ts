@@ -7,9 +7,9 @@
  */
 import type { TidemarkEvent } from "@tidemark/shared";
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { BatchPump } from "./batch-pump.js";
 import { openConsumer } from "./consumer-lease.js";
 import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
+import { MessageBatches } from "./message-batches.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import type { RetentionGapError } from "@tidemark/shared";
 
@@ -51,6 +51,7 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   const from = { opt_start_seq: o.start, mem_storage: !o.follow } as { opt_start_seq: number };
   const lease = await openConsumer(rt, h, filtered ? { filter_subjects: o.tenantFilter, ...from } : from);
   let messages: ConsumerMessages | undefined;
+  let batches: MessageBatches<JsMsg> | undefined;
   let watch: ConsumerWatch | undefined;
   const onAbort = () => messages?.stop();
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -61,15 +62,17 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
     const ci = await lease.consumer.info(true);
     const end = (): PassEnd => ({ prev, onLeader: o.leader !== undefined && ci.cluster?.leader === o.leader });
     messages = await lease.consumer.consume();
+    // Made at once, so that every way out closes it: a stop marker nobody takes left the
+    // subscription on the connection (a replay with nothing pending leaked one each).
+    batches = new MessageBatches<JsMsg>(messages);
     watch = watchConsumer(lease.consumer, messages, {
       timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
       connection: () => rt.connectionState(),
     });
     if (signal?.aborted) return undefined;
     if (!o.follow && ci.num_pending === 0) return end();
-    const pump = new BatchPump<JsMsg>(messages);
     for (;;) {
-      const batch = await pump.next();
+      const batch = await batches.next();
       if (signal?.aborted) return undefined;
       if (batch === undefined) return o.follow ? undefined : end();
       watch.activity();
@@ -121,8 +124,10 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   } finally {
     signal?.removeEventListener("abort", onAbort);
     watch?.stop();
-    // close() resolves only once an iterator drains the stop marker: stop without waiting.
-    messages?.stop();
+    // Stops the messages without waiting (their close() resolves only once the stop marker is
+    // taken); the marker then runs at once and the subscription goes.
+    if (batches) batches.close();
+    else messages?.stop();
     await lease.release();
   }
 }

@@ -20,13 +20,14 @@ const LF = 10;
 /**
  * True when a line of the header block `data[0, length)` starts with `key`; no copy of the
  * block. nats.js splits the block at CRLF and takes each key as written, so a key is always
- * right after a LF: one byte compared per position (a search for the needle anywhere stopped at
- * every "t" of `Nats-Msg-Id` and `Nats-Expected-Stream`, twice the work per event).
+ * right after a LF: the probe hops from LF to LF with the native `indexOf` (a block has four or
+ * five) and compares there. A loop over every byte of the ~100-byte block was half the probe's
+ * cost; a search for the needle anywhere stopped at every "t" of `Nats-Msg-Id` and
+ * `Nats-Expected-Stream`.
  */
 function hasKeyLine(data: Uint8Array, length: number, key: Uint8Array): boolean {
   const end = length - key.length;
-  for (let i = 0; i < end; i++) {
-    if (data[i] !== LF) continue;
+  for (let i = data.indexOf(LF); i !== -1 && i < end; i = data.indexOf(LF, i + 1)) {
     let j = 0;
     while (j < key.length && data[i + 1 + j] === key[j]) j++;
     if (j === key.length) return true;
