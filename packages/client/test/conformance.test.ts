@@ -12,7 +12,7 @@ import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing
 import type { Position } from "../../server/test/conformance/model.js";
 import { WAIT_MS } from "../../server/test/conformance/paths.js";
 import { sleep } from "../../server/test/conformance/pump.js";
-import { checkModel, modelSettings } from "../../server/test/conformance/run.js";
+import { checkModel, modelSettings, withBrokerLog } from "../../server/test/conformance/run.js";
 import { HUB_OPTIONS, System } from "../../server/test/conformance/system.js";
 import { World, WATERMARK_WAIT_MS } from "../../server/test/conformance/world.js";
 import { EngineReader, installRecordingWebSocket } from "./engine-reader.js";
@@ -214,7 +214,9 @@ describe("conformance: the cursor contract through the client engine (model)", (
           await world.dispose();
         }
       });
-      const { runs } = await checkModel("cursor-contract-engine", property, OPTIONS);
+      const { runs } = await checkModel("cursor-contract-engine", property, OPTIONS).catch((err: unknown) => {
+        throw withBrokerLog(err, nats);
+      });
       expect(runs).toBeGreaterThan(0);
     },
     modelSettings(OPTIONS).timeLimitMs + 60_000,

@@ -34,9 +34,14 @@ describe("engine - delivery during a burst", () => {
     for (const [i, tab] of tabs.entries()) {
       expect(tab.sequences("f")).toEqual(expected);
       const times = arrivals.get(`${i}`) ?? [];
-      const gaps = times.slice(1).map((t, k) => t - times[k]!);
-      // Timers may fire a millisecond early; the machine's load only makes gaps longer.
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(FLUSH_INTERVAL_MS - 2);
+      const gaps = times.slice(1).map((t, k) => t - times[k]!).sort((a, b) => a - b);
+      // A message is timed when the tab gets it, a moment after its flush began (later for the
+      // second tab): a process preempted on a loaded machine in that moment makes one gap
+      // shorter by as much (12.96 ms seen at load 10) and the next longer. So: the typical gap
+      // is a whole interval (timers may fire a millisecond early), and none is under half of one
+      // (messages per event, or an extra flush, give gaps of a millisecond or two).
+      expect(gaps[Math.floor(gaps.length / 2)]).toBeGreaterThanOrEqual(FLUSH_INTERVAL_MS - 2);
+      expect(gaps[0]).toBeGreaterThanOrEqual(FLUSH_INTERVAL_MS / 2);
     }
   });
 });

@@ -18,6 +18,8 @@ export const JsCode = {
   /** The same, when the server cannot tell the last sequence (KV update on 2.10+). */
   WrongLastSequenceUnknown: 10164,
   StreamNameInUse: 10058,
+  /** A stream create failed; the file store's failures all read "error creating store for stream". */
+  StreamCreate: 10049,
   InsufficientResources: 10023,
   StorageResourcesExceeded: 10047,
   MaxBytesRequired: 10113,
@@ -63,6 +65,14 @@ export function isDirectGetEmpty(err: unknown): boolean {
 /** A stream of that name exists already (with another configuration). */
 export function isStreamNameInUse(err: unknown): boolean {
   return jsErrorCode(err) === JsCode.StreamNameInUse;
+}
+
+/**
+ * The broker's file store could not set up a new stream: nats-server says only "error creating
+ * store for stream" (the cause, e.g. a directory it was removing, is in its own log).
+ */
+export function isStoreCreateFailed(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.StreamCreate && err instanceof Error && /error creating store for stream/i.test(err.message);
 }
 
 /** An expected-last-(subject-)sequence write lost to another writer (a KV update's revision too). */

@@ -4,7 +4,7 @@
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
 import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
-import { isStorageRefused, isStreamNameInUse, isStreamNotFound, mapNatsError } from "./errors.js";
+import { isStorageRefused, isStoreCreateFailed, isStreamNameInUse, isStreamNotFound, mapNatsError } from "./errors.js";
 import {
   declaredFields,
   deadLetterStreamConfig,
@@ -59,23 +59,39 @@ function checkDrift(ctx: ProvisionContext, info: StreamInfo): string {
   return desc.incarnation;
 }
 
+/**
+ * Waits before each new try of a create the broker's store failed (about 2.5 s in all). Deleting
+ * a stream returns before nats-server has removed its directory (2.10+ removes it in the
+ * background, 2.9 takes the account's directory with its last stream), and a create meanwhile
+ * can fail to make its own; a moment later it goes through. A lasting store failure (a full or
+ * read-only disk) still fails, this much later.
+ */
+const STORE_RETRY_MS = [50, 100, 200, 400, 800, 1_000];
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { name: string }): Promise<"created" | "exists"> {
-  try {
-    await ctx.jsm.streams.add(config);
-    return "created";
-  } catch (err) {
-    if (isStreamNameInUse(err)) return "exists";
-    if (isStorageRefused(err)) {
-      const reserve = (config.max_bytes ?? 0) * (config.num_replicas ?? 1);
-      const limit = ctx.maxFileStore !== undefined ? `${ctx.maxFileStore} bytes (the embedded server's max_file_store)` : "the server's JetStream max_file_store or the account's storage limit";
-      throw new StorageLimitError(
-        `cannot create stream ${config.name}: JetStream reserves max_bytes x replicas = ${reserve} bytes at creation, ` +
-          `which does not fit under ${limit} with the streams that exist. Lower retention.maxBytes, ` +
-          `retire unused topics (listTopics/destroy), or raise the limit.`,
-        { cause: err },
-      );
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ctx.jsm.streams.add(config);
+      return "created";
+    } catch (err) {
+      if (isStreamNameInUse(err)) return "exists";
+      if (isStoreCreateFailed(err) && attempt < STORE_RETRY_MS.length) {
+        await sleep(STORE_RETRY_MS[attempt]!);
+        continue;
+      }
+      if (isStorageRefused(err)) {
+        const reserve = (config.max_bytes ?? 0) * (config.num_replicas ?? 1);
+        const limit = ctx.maxFileStore !== undefined ? `${ctx.maxFileStore} bytes (the embedded server's max_file_store)` : "the server's JetStream max_file_store or the account's storage limit";
+        throw new StorageLimitError(
+          `cannot create stream ${config.name}: JetStream reserves max_bytes x replicas = ${reserve} bytes at creation, ` +
+            `which does not fit under ${limit} with the streams that exist. Lower retention.maxBytes, ` +
+            `retire unused topics (listTopics/destroy), or raise the limit.`,
+          { cause: err },
+        );
+      }
+      throw mapNatsError(err, `create stream ${config.name}`);
     }
-    throw mapNatsError(err, `create stream ${config.name}`);
   }
 }
 

@@ -9,6 +9,10 @@ export class TestClient {
   readonly frames: Frame[] = [];
   /** Every frame ever received, in order. */
   readonly log: Frame[] = [];
+  /** When each frame of `log` arrived (Date.now()). */
+  readonly logAt: number[] = [];
+  /** When the socket opened (Date.now() at the client's `open` event). */
+  readonly openedAt = Date.now();
   readonly closed: Promise<{ code: number; reason: string }>;
   /** Binary messages received (the protocol is text frames only: should stay 0). */
   binary = 0;
@@ -21,6 +25,7 @@ export class TestClient {
       if (isBinary) this.binary++;
       const frame = JSON.parse(data.toString()) as Frame;
       this.log.push(frame);
+      this.logAt.push(Date.now());
       if (frame.type === "ping") this.send({ type: "pong" });
       const i = this.#waiters.findIndex((w) => w.match(frame));
       if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(frame);
@@ -34,7 +39,9 @@ export class TestClient {
     return new Promise((resolve, reject) => {
       ws.once("open", () => resolve(new TestClient(ws)));
       ws.once("unexpected-response", (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-      ws.once("error", reject);
+      // `on`, not `once`: ws throws an error event nobody listens to, and the socket may outlive
+      // the promise (an error after open goes to close, which `closed` reports).
+      ws.on("error", reject);
     });
   }
 

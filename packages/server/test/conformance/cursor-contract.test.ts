@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { createSync, type Sync } from "../../src/index.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { commandArbitraries, READERS } from "./commands.js";
-import { checkModel, modelSettings } from "./run.js";
+import { checkModel, modelSettings, withBrokerLog } from "./run.js";
 import { HUB_OPTIONS, System } from "./system.js";
 import { World } from "./world.js";
 
@@ -45,7 +45,9 @@ describe("conformance: the cursor contract (model)", () => {
           await world.dispose();
         }
       });
-      const { runs } = await checkModel("cursor-contract", property, OPTIONS);
+      const { runs } = await checkModel("cursor-contract", property, OPTIONS).catch((err: unknown) => {
+        throw withBrokerLog(err, nats);
+      });
       expect(runs).toBeGreaterThan(0);
     },
     modelSettings(OPTIONS).timeLimitMs + 60_000,

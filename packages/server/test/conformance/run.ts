@@ -45,3 +45,14 @@ export async function checkModel<T>(name: string, property: fc.IAsyncProperty<T>
   }
   return { runs: out.numRuns };
 }
+
+/**
+ * Adds the broker's own warnings and errors to a failure: nats-server answers some failures with
+ * a fixed sentence ("error creating store for stream") and writes the cause only to its log.
+ */
+export function withBrokerLog(err: unknown, broker: { logs(): string } | undefined): unknown {
+  const lines = broker?.logs().split("\n").filter((l) => /\[(ERR|WRN|FTL)\]/.test(l)).slice(-20) ?? [];
+  if (!(err instanceof Error) || lines.length === 0) return err;
+  err.message += `\n  nats-server log (warnings and errors):\n    ${lines.join("\n    ")}`;
+  return err;
+}
