@@ -1,14 +1,18 @@
 /**
  * The bounded soak: publish, subscribe, reconnect churn and slow readers against a bridge
  * process, for TIDEMARK_SOAK_MS (default 1 minute; 600000 for the 10-minute run). The bridge's
- * RSS and open file descriptors are sampled from /proc and must be flat at the end.
+ * RSS and open file descriptors are sampled from /proc and must be flat at the end. The two
+ * samples compared (warmed up, end) are each taken right after a full collection in the bridge
+ * (through its inspector): without it the resident size moves by up to ~100 MiB with how far V8
+ * let its heap grow since its last collection (end - warm was -16 to +101 MiB over 11 runs of
+ * the same code), which hides a leak of that size and fails a run that has none.
  */
 import { describe, it, expect, afterAll } from "vitest";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync } from "../../src/index.js";
-import { startBridgeProcess, until, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
+import { collectGarbage, inspectorUrl, startBridgeProcess, until, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { Publisher, faultConfigSource, faultTopicOptions, startSubscribers } from "./fixture.js";
 import { ResumingSubscriber, tally } from "./subscriber.js";
@@ -36,7 +40,9 @@ describe("soak", () => {
     const joiners = new Set<ResumingSubscriber>();
     const ac = new AbortController();
     try {
-      bridge = await startBridgeProcess(["--nats", nats.url, "--config", config]);
+      bridge = await startBridgeProcess(["--nats", nats.url, "--config", config], { NODE_OPTIONS: "--inspect=127.0.0.1:0" });
+      const inspector = inspectorUrl(bridge.output);
+      if (inspector === undefined) throw new Error(`the bridge printed no inspector URL: ${bridge.output.join("").slice(-500)}`);
       const topic = sync.topic<{ n: number; pad?: string }>(faultTopicOptions(1));
       const publisher = new Publisher(topic, { padBytes: 8 * 1024 });
       const tenants = Array.from({ length: 10 }, (_, i) => `t${i}`);
@@ -54,6 +60,13 @@ describe("soak", () => {
       const record = () => samples.push({ at: Date.now() - started, ...sample(bridge!.pid), connections: steady.length + joiners.size });
       record();
       const sampler = setInterval(record, Math.max(1_000, SOAK_MS / 30));
+      // The warmed-up level: a quarter in, after a full collection.
+      const warming = new Promise<{ at: number; rssMiB: number; fds: number }>((resolve, reject) =>
+        setTimeout(() => {
+          collectGarbage(inspector).then(() => resolve({ at: Date.now() - started, ...sample(bridge!.pid) }), reject);
+        }, SOAK_MS / 4),
+      );
+      warming.catch(() => undefined); // awaited below; handled here too if the run fails first
 
       // Publishing: ~40 events/s with 8 KiB payloads.
       const publishing = Promise.all([
@@ -92,11 +105,12 @@ describe("soak", () => {
       // Let the bridge settle (closed joiners, idle hubs), then take the last sample.
       await new Promise((r) => setTimeout(r, 3_000));
       clearInterval(sampler);
+      await collectGarbage(inspector);
       record();
       const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
       const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
       const counts = tally(steady, expected);
-      const warm = samples.find((s) => s.at >= SOAK_MS / 4) ?? samples[1]!;
+      const warm = await warming;
       const end = samples.at(-1)!;
       const peak = samples.reduce((m, s) => (s.rssMiB > m.rssMiB ? s : m));
       console.log(
