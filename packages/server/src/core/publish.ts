@@ -166,8 +166,10 @@ class PublishCall {
    * long to wait before the next attempt; rejects when the call ends here (a permanent answer).
    */
   async failed(err: unknown, handles: TopicHandles | undefined): Promise<number> {
-    this.lastError = err;
+    // The deadline passing (inside a connect, say) ends the call but is not its reason: the
+    // error keeps naming the last real failure (the broker it could not reach).
     if (err instanceof DeadlineReached) return 0;
+    this.lastError = err;
     // A dropped connection: send again at once (nats.js holds it until it has reconnected).
     if (err instanceof ConnectionDropped) {
       this.maybeStored = true;
@@ -193,7 +195,7 @@ class PublishCall {
   /** The deadline passed without an acknowledgement. */
   unanswered(): BrokerUnavailableError {
     const { ctx, lastError, maybeStored } = this;
-    const why = lastError instanceof Error && !(lastError instanceof DeadlineReached) ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
+    const why = lastError instanceof Error ? ` (${lastError instanceof ConnectionDropped ? "the connection dropped" : lastError.message})` : "";
     return new BrokerUnavailableError(
       `publish to topic ${JSON.stringify(ctx.topic)} failed: no acknowledgement within publishTimeoutMs (${ctx.deadlineMs} ms)${why}; ` +
         (maybeStored ? "the event may have been stored" : "nothing was stored"),

@@ -1,6 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { BrokerUnavailableError, createSync, ErrorCode, type Sync } from "../../src/index.js";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
@@ -123,6 +124,26 @@ describe("broker restart (external NATS)", () => {
       expect(sync.connected).toBe(true);
     } finally {
       await sync.close();
+    }
+  });
+
+  it("broker - a publish whose deadline passes while it is still connecting names the broker it could not reach", async () => {
+    // A broker that accepts and never says INFO: each connect gives up after `timeout` (500 ms)
+    // naming the URL, and the publish's deadline (2 s) passes during a later connect.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket.on("error", () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `nats://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: url, timeout: 500 }, requestTimeoutMs: 1_000, publishTimeoutMs: 2_000 });
+    try {
+      const err = await rejection(sync.topic({ id: "broker.silent" }).publish({ data: 1 }));
+      expect(err).toBeInstanceOf(BrokerUnavailableError);
+      expect((err as Error).message).toContain(url);
+      expect((err as BrokerUnavailableError).maybeStored).toBe(false);
+    } finally {
+      await sync.close();
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 });
