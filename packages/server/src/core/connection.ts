@@ -14,6 +14,7 @@ import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
 import { ConnectionDrops } from "./connection-drops.js";
 import { PublishRequests } from "./publish-request.js";
+import { sleep } from "./sleep.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -31,8 +32,6 @@ export interface ConnectorOptions {
   /** Bound on a whole `publish()`, retries included (capped at the topic's dedupe window). @default 10000 */
   publishTimeoutMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Live handles. */
 export interface Connection {

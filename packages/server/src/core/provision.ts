@@ -15,6 +15,7 @@ import {
 } from "./streams.js";
 import type { TopicNames } from "./broker-names.js";
 import type { ResolvedTopicOptions } from "./types.js";
+import { sleep } from "./sleep.js";
 
 export interface ProvisionContext {
   jsm: JetStreamManager;
@@ -67,7 +68,6 @@ function checkDrift(ctx: ProvisionContext, info: StreamInfo): string {
  * read-only disk) still fails, this much later.
  */
 const STORE_RETRY_MS = [50, 100, 200, 400, 800, 1_000];
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { name: string }): Promise<"created" | "exists"> {
   for (let attempt = 0; ; attempt++) {

@@ -25,6 +25,7 @@ import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions, PublishReceipt } from "./types.js";
 import { traceHeaders } from "../observe/trace.js";
 import { instruments, recordSince } from "../observe/meter.js";
+import { sleep } from "./sleep.js";
 
 const encoder = new TextEncoder();
 const HEADER_LINE = /[\r\n]/;
@@ -93,7 +94,6 @@ export interface Sent {
   handles: TopicHandles;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class DeadlineReached extends Error {}
 

@@ -23,6 +23,7 @@ import { isNoMessageFound } from "./errors.js";
 import type { TopicRuntime } from "./runtime.js";
 import { parseDeclaration } from "./streams.js";
 import { TopicNotFoundError } from "@tidemark/shared";
+import { sleep } from "./sleep.js";
 
 export interface ReadOptions {
   after?: string;
@@ -73,7 +74,6 @@ async function leaderWindow(rt: TopicRuntime): Promise<StreamInfo> {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** How long a finite read keeps reading past a pass that stopped short of its head. */
 export const SHORT_READ_RETRY_MS = 5_000;
