@@ -79,3 +79,45 @@ test.describe("burst - sound", () => {
     await expect.poll(states, { timeout: 5_000 }).toEqual(["suspended"]);
   });
 });
+
+test("burst - the list scrolls in its own box, holds every event of the burst and shows the newest first", async ({ context, server }) => {
+  const [tab] = await openTabs(context, server.url, 1);
+  const token = await server.login();
+  const sent = await Promise.all([1, 2, 3].map((k) => server.publishRequest({ tenantId: "acme", text: `box ${k}`, count: 100 }, { token })));
+  expect(sent.map((r) => r.status)).toEqual([200, 200, 200]);
+  const ids = await server.retainedIds("acme");
+  await expectShown(tab!, ids);
+  const layout = await tab!.evaluate(() => {
+    const list = document.querySelector<HTMLElement>("#list")!;
+    // The nearest element that scrolls the list, short of the page itself.
+    let box: HTMLElement | null = list;
+    while (box && box !== document.body && !/auto|scroll/.test(getComputedStyle(box).overflowY)) box = box.parentElement;
+    if (!box || box === document.body) return undefined;
+    const rows = [...list.querySelectorAll<HTMLElement>("li")];
+    const boxRect = box.getBoundingClientRect();
+    const visible = (li: HTMLElement) => {
+      const r = li.getBoundingClientRect();
+      return r.bottom > boxRect.top && r.top < boxRect.bottom;
+    };
+    const topDown = rows.sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top).map((li) => li.dataset.eventId!);
+    const newestVisible = visible(list.lastElementChild as HTMLElement);
+    box.scrollTop = box.scrollHeight;
+    const oldestVisibleAtEnd = visible(list.firstElementChild as HTMLElement);
+    return {
+      boxHeight: box.clientHeight,
+      scrollHeight: box.scrollHeight,
+      viewport: innerHeight,
+      pageScrolls: document.documentElement.scrollHeight > innerHeight,
+      topDown,
+      newestVisible,
+      oldestVisibleAtEnd,
+    };
+  });
+  expect(layout, "no scroll box around the list").toBeDefined();
+  expect(layout!.boxHeight).toBeLessThanOrEqual(Math.ceil(layout!.viewport * 0.6));
+  expect(layout!.scrollHeight).toBeGreaterThan(layout!.boxHeight);
+  expect(layout!.pageScrolls).toBe(false);
+  expect(layout!.topDown).toEqual([...ids].reverse());
+  expect(layout!.newestVisible).toBe(true);
+  expect(layout!.oldestVisibleAtEnd).toBe(true);
+});
