@@ -1,7 +1,8 @@
 /**
  * Profiles one shared-worker round of the browser benchmark: the V8 CPU profile of the
  * SharedWorker and of one tab (CDP Profiler), and a Chrome trace of every process, then prints
- * where the time went. The summary is in docs/benchmarks/profiles/browser.md.
+ * where the time went, and what each tab's frames cost (trace-frames.ts). The summary is in
+ * docs/benchmarks/profiles/browser.md.
  *
  *   npx tsx --conditions=@tidemark/source e2e/bench/profile-browser.ts [outDir]
  *
@@ -17,6 +18,7 @@ import { chromiumLaunch } from "../lib/browser.js";
 import { EVENTS, armTabs, openTabs, renderedAt } from "./browser.js";
 import { sharedWorkerSession } from "./worker-cdp.js";
 import { browserCpuMs } from "./browser-cpu.js";
+import { printFrames, type TraceEvent } from "./trace-frames.js";
 
 interface ProfileNode {
   id: number;
@@ -51,14 +53,6 @@ function printProfile(title: string, profile: CpuProfile): void {
   for (const [name, ms] of rows.slice(0, 20)) console.log(`${ms.toFixed(1).padStart(8)} ms ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${name}`);
 }
 
-interface TraceEvent {
-  name: string;
-  ph: string;
-  pid: number;
-  tid: number;
-  dur?: number;
-  args?: { name?: string };
-}
 
 /** Per thread: busy time (its top-level tasks) and the event names that took the most time. */
 function printTrace(events: TraceEvent[]): void {
@@ -129,7 +123,9 @@ try {
       printProfile("SharedWorker, self time", w);
       printProfile("tab 1 of 10, self time", t);
       const parsed = JSON.parse(trace.toString()) as { traceEvents: TraceEvent[] } | TraceEvent[];
-      printTrace(Array.isArray(parsed) ? parsed : parsed.traceEvents);
+      const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
+      printTrace(events);
+      printFrames(events);
       await worker!.close();
     }
     await context.close();

@@ -8,6 +8,7 @@
  * the background gets no frames, but its unread count and title still change.
  */
 import type { FeedItem } from "@tidemark/client";
+import { TimeLabel } from "./time-label.js";
 
 export interface Note {
   text: string;
@@ -27,11 +28,7 @@ export interface ListOptions {
 /** Shortest time between two updates of the list during a burst. */
 export const RENDER_INTERVAL_MS = 100;
 
-// One formatter for every row: toLocaleTimeString builds one per call (~170 µs each in the
-// browser profile, most of a tab's time during a burst).
-const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: "medium" });
-
-function renderItem(item: FeedItem<Note>, read: number): HTMLLIElement {
+function renderItem(item: FeedItem<Note>, read: number, times: TimeLabel): HTMLLIElement {
   const li = document.createElement("li");
   li.dataset.n = String(item.n);
   if (item.kind === "gap") {
@@ -46,7 +43,7 @@ function renderItem(item: FeedItem<Note>, read: number): HTMLLIElement {
   const text = document.createElement("span");
   text.textContent = item.event.data?.text ?? JSON.stringify(item.event.data);
   const time = document.createElement("time");
-  time.textContent = timeFormat.format(item.event.publishedAt);
+  time.textContent = times.of(item.event.publishedAt);
   li.append(time, text);
   return li;
 }
@@ -55,6 +52,7 @@ export class NotificationList {
   private pending: FeedItem<Note>[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private renderedAt = -Infinity;
+  private readonly times = new TimeLabel();
 
   constructor(private readonly options: ListOptions) {}
 
@@ -93,7 +91,7 @@ export class NotificationList {
     this.pending = [];
     const read = this.options.lastRead();
     const fragment = document.createDocumentFragment();
-    for (const item of items) fragment.append(renderItem(item, read));
+    for (const item of items) fragment.append(renderItem(item, read, this.times));
     list.append(fragment);
     const extra = list.children.length - keep;
     if (extra > 0) {

@@ -3,6 +3,7 @@
  * unread count, the connection status, and the server's own count of connections.
  */
 import { createClient, type Feed } from "@tidemark/client";
+import { Chime } from "./chime.js";
 import { NotificationList, type Note } from "./list.js";
 import "./style.css";
 
@@ -77,6 +78,8 @@ let feed: Feed<Note> | undefined;
 let ticker: Feed<Note> | undefined;
 let unsubscribers: (() => void)[] = [];
 let effects = 0;
+// The sound of new events: its beeps and audio state are data-beeps / data-audio of the effect count.
+const chime = new Chime({ element: effectEl });
 
 const readKey = () => `tidemark-demo:read:${user}:${tenant}`;
 const lastRead = () => Number(localStorage.getItem(readKey()) ?? 0);
@@ -141,7 +144,7 @@ function openFeed(): void {
     current.onEffect(() => {
       effects++;
       effectEl.textContent = String(effects);
-      beep();
+      chime.beep();
     }),
     current.onError((error) => {
       refusedEl.hidden = false;
@@ -214,23 +217,6 @@ $<HTMLFormElement>("#publish").addEventListener("submit", (e) => {
     refusedEl.textContent = `Publish failed: ${String(err)}`;
   });
 });
-
-let audio: AudioContext | undefined;
-function beep(): void {
-  try {
-    audio ??= new AudioContext();
-    if (audio.state !== "running") return;
-    const osc = audio.createOscillator();
-    const gain = audio.createGain();
-    gain.gain.value = 0.05;
-    osc.connect(gain).connect(audio.destination);
-    osc.frequency.value = 880;
-    osc.start();
-    osc.stop(audio.currentTime + 0.08);
-  } catch {
-    // No audio: the badge is enough.
-  }
-}
 
 openFeed();
 // For the end-to-end tests and the browser benchmark.
