@@ -15,7 +15,7 @@
  * medians over the rounds, latency percentiles come from all rounds together.
  *
  *   pnpm bench fanout   (FANOUT_SIZES=2000,10000 FANOUT_IMPLS=ws,bridge,socketio FANOUT_ROUNDS=2
- *                        FANOUT_STORM=0 to skip the storm, FANOUT_DEBUG=1 for per-round lines,
+ *                        FANOUT_STORM=0 to skip the storm, FANOUT_DEBUG=1 for per-round lines and the storm's NATS msgs/requests,
  *                        FANOUT_LOADGENS=2, FANOUT_PROF=dir for --cpu-prof of server and load generators,
  *                        FANOUT_PROF_LATENCY=dir for a profile of the server in the latency phases only,
  *                        FANOUT_LATENCY_SECONDS=2 for a longer latency phase)
@@ -31,6 +31,7 @@ import { start, type Proc } from "./fanout/procs.js";
 import { CpuSampler, bottleneck, byName, formatShares, listenOverflows, type CpuShare } from "./fanout/cpu.js";
 import { LoadGroup } from "./fanout/loadgroup.js";
 import { printFanout, printStorm, type Result, type StormResult, type StormStage } from "./fanout/report.js";
+import { natsDelta, natsSnapshot, type NatsSnapshot } from "./fanout/nats-stats.js";
 import { Histogram, NAMESPACE, TOPIC, now, subjectOf, tenantOf, type Impl, type Payload } from "./fanout/shared.js";
 
 const TENANTS = 100;
@@ -248,10 +249,13 @@ async function storm(): Promise<StormResult> {
   const cpu = new CpuSampler([{ name: "server", pid: second.child.pid }, ...load.pids.map((pid) => ({ name: "load", pid })), { name: "nats", pid: nats.pid }]);
   cpu.start();
   const overflows = listenOverflows();
+  // FANOUT_DEBUG: the broker's view of the storm (requests and messages per connection)
+  const natsBefore: NatsSnapshot | undefined = process.env.FANOUT_DEBUG ? await natsSnapshot(nats.monitorUrl) : undefined;
   const resumed = await load.resume(b.port);
   const perProcess = cpu.stop();
   const overflowed = listenOverflows() - overflows;
   clearInterval(sampler);
+  if (natsBefore) console.error(`    storm NATS: ${natsDelta(natsBefore, await natsSnapshot(nats.monitorUrl))}`);
   const counts = await second.ask<{ follow: number; replay: number }>({ cmd: "counts" }, "counts");
   await load.disconnect(true);
   await second.ask({ cmd: "stop" }, "stopped");

@@ -54,7 +54,7 @@ function liveHub() {
       events.push(event(n));
       wake();
     },
-    subscribe(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent> {
+    subscribeBatches(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent[]> {
       const cancel = options.cancel!;
       return (async function* () {
         hub.iterations++;
@@ -66,7 +66,7 @@ function liveHub() {
           if (next) {
             pos = next.streamSequence;
             hub.pulled++;
-            yield next;
+            yield [next];
             continue;
           }
           if (!caughtUp) {

@@ -184,9 +184,11 @@ export class HubGroups {
     const hub = this.#context.hubOf(first.exposed.topic, first.tenantId);
     const context = this.#context;
     void (async () => {
-      for await (const event of hub.subscribe({ after: cursor, cancel: group.cancel, progress: group })) {
-        if (group.ended) return;
-        group.deliver(event, context);
+      for await (const batch of hub.subscribeBatches({ after: cursor, cancel: group.cancel, progress: group })) {
+        for (const event of batch) {
+          if (group.ended) return;
+          group.deliver(event, context);
+        }
       }
     })()
       .catch(() => undefined) // each member meets the error again on its own iteration

@@ -48,15 +48,18 @@ function event(n: number): TidemarkEvent {
   return { eventId: `e${n}`, cursor: `s${n}` as Cursor, streamSequence: n, data: { n }, publishedAt: Date.now() };
 }
 
-// A fake hub: yields `events` (counting each one pulled), then reports caught up and waits.
-function fakeHub(events: TidemarkEvent[], pulled = { count: 0 }) {
+// A fake hub: yields `events` in arrays of `batchSize` (counting each event and array pulled),
+// then reports caught up and waits.
+function fakeHub(events: TidemarkEvent[], pulled = { count: 0, batches: 0 }, batchSize = 1) {
   return {
     pulled,
-    subscribe(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent> {
+    subscribeBatches(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent[]> {
       return (async function* () {
-        for (const e of events) {
-          pulled.count++;
-          yield e;
+        for (let i = 0; i < events.length; i += batchSize) {
+          const batch = events.slice(i, i + batchSize);
+          pulled.count += batch.length;
+          pulled.batches++;
+          yield batch;
         }
         options.progress?.onCaughtUp?.(events.at(-1)!.cursor);
         await new Promise(() => undefined);
@@ -109,6 +112,24 @@ describe("subscription", () => {
     sub.stop();
   });
 
+  it("subscription - an array of events from the hub is still paused before each frame, not per array", async () => {
+    const sink = new FakeSink(2);
+    const hub = fakeHub([1, 2, 3, 4, 5, 6, 7, 8].map(event), undefined, 5);
+    const { sub, context } = setup(hub, sink);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 2);
+    await settle();
+    // The buffer filled mid-array: the rest of it waits, and the next array is not pulled.
+    expect(sink.frames).toHaveLength(2);
+    expect(hub.pulled.batches).toBe(1);
+    sink.drain();
+    await until(() => sink.frames.length === 9);
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "caught_up"]);
+    expect(hub.pulled.batches).toBe(2);
+    expect(context.metrics.eventsDelivered).toBe(8);
+    sub.stop();
+  });
+
   it("subscription - a stopped subscription sends nothing more and gives its hub id back", async () => {
     const sink = new FakeSink(1);
     const { sub, context } = setup(fakeHub([1, 2, 3].map(event)), sink);
@@ -146,8 +167,8 @@ describe("subscription", () => {
   it("subscription - a hub failure that is not a cursor problem ends the subscription with its code", async () => {
     const sink = new FakeSink();
     const failing = {
-      pulled: { count: 0 },
-      subscribe: () => ({
+      pulled: { count: 0, batches: 0 },
+      subscribeBatches: () => ({
         [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("boom")) }),
       }),
     };

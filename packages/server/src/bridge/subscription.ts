@@ -49,7 +49,7 @@ export interface SubscriptionSink<P = unknown> {
 }
 
 /** @internal The hub of a (topic, tenant) a hub-mode subscription reads. */
-export type HubSource = (topic: ExposedTopic<unknown>["topic"], tenantId: string | undefined) => Pick<SharedHub<unknown>, "subscribe">;
+export type HubSource = (topic: ExposedTopic<unknown>["topic"], tenantId: string | undefined) => Pick<SharedHub<unknown>, "subscribeBatches">;
 
 /** @internal What a subscription uses of the bridge. */
 export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log"> & { readonly groups: HubGroups };
@@ -192,11 +192,15 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     while (!signal.aborted) {
       try {
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
-        const events = hub.subscribe({ after, cancel: signal, progress: this });
-        for await (const event of events) {
-          if (!this.#sink.canSend()) await this.#sink.writable();
-          if (signal.aborted) return;
-          this.#deliver(event);
+        // In arrays (one iteration step each), but the buffer is still checked before every
+        // frame: a slow socket pauses (or is cut by the sink) exactly as with single events.
+        const batches = hub.subscribeBatches({ after, cancel: signal, progress: this });
+        for await (const batch of batches) {
+          for (const event of batch) {
+            if (!this.#sink.canSend()) await this.#sink.writable();
+            if (signal.aborted) return;
+            this.#deliver(event);
+          }
         }
         return;
       } catch (err) {

@@ -53,4 +53,12 @@ export interface HubRegistryOptions {
    * 300 bytes; raise it for resume storms of more tenants. @default 8 MiB
    */
   feedBacklogBytes?: number;
+  /**
+   * Least time between two head reads of a topic (one broker request each). Subscribers that
+   * resume with a cursor each need a head read that started after they subscribed; those that
+   * arrive together share one, and reads start at most one at a time and this far apart, so a
+   * resume storm costs a few dozen requests rather than one per subscriber, each waiting at most
+   * about this long more. Live-only subscribers joining a running hub need no head read. @default 25
+   */
+  headReadSpacingMs?: number;
 }

@@ -1,11 +1,14 @@
 /**
- * Coalesced `head()` reads. Every caller gets a head read that STARTED after its call (so a
- * live-only subscriber never starts before an event published before it subscribed), but
- * callers that arrive while a read is in flight share the next one: a storm of subscribes costs
- * two broker lookups at a time per topic, not one each.
+ * Patient, shared `head()` reads. Every caller gets a head read that STARTED after its call: an
+ * earlier read still in flight may have been answered before an event the caller already saw
+ * published, and a subscriber checked against it could start below that event (a hole in the
+ * cursor contract). Callers that arrive before the next read starts share it, and reads of one
+ * topic start at most one at a time and at least `spacingMs` apart: a resume storm of thousands
+ * of subscribers costs a few dozen broker lookups, not one each (docs/bridge.md).
  */
 import { ErrorCode, isTidemarkError, type Cursor } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
+import { sleep } from "../core/sleep.js";
 import { incarnationOf } from "./incarnation.js";
 
 /** @internal One head read. */
@@ -18,50 +21,94 @@ export interface HeadRead {
   serial: number;
 }
 
+/** @internal What a head reader needs of its topic (a fake in head.test.ts). */
+export type HeadSource = Pick<Topic, "head" | "cursorSequence">;
+
+/** @internal */
+export interface HeadReaderOptions {
+  /** Least time between the starts of two reads (the `headReadSpacingMs` hub option). @default 25 */
+  spacingMs?: number;
+  /** Clock, for tests. @default Date.now */
+  now?: () => number;
+}
+
+/** @internal A read that has not started yet and the callers waiting for it. */
+interface Pending {
+  promise: Promise<HeadRead>;
+  resolve: (read: HeadRead) => void;
+  reject: (err: unknown) => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
 /** @internal */
 export class HeadReader {
-  readonly #topic: Pick<Topic, "head" | "cursorSequence">;
-  #inflight: Promise<HeadRead> | undefined;
-  #pending: Promise<HeadRead> | undefined;
+  readonly #topic: HeadSource;
+  readonly #spacingMs: number;
+  readonly #now: () => number;
+  #inflight = false;
+  #pending: Pending | undefined;
+  #lastStart = -Infinity;
   #serial = 0;
+  /** Reads started so far (each one broker lookup, bar retries). */
+  reads = 0;
 
-  constructor(topic: Pick<Topic, "head" | "cursorSequence">) {
+  constructor(topic: HeadSource, options: HeadReaderOptions = {}) {
     this.#topic = topic;
+    this.#spacingMs = options.spacingMs ?? 25;
+    this.#now = options.now ?? Date.now;
   }
 
-  /** The topic's head, read after this call. */
-  read(): Promise<HeadRead> {
-    if (this.#pending) return this.#pending;
-    if (!this.#inflight) return this.#start();
-    const pending = this.#inflight.then(
-      () => this.#start(),
-      () => this.#start(),
-    );
-    this.#pending = pending;
-    return pending;
+  /**
+   * The topic's head, read after this call. `urgent` (a live-only subscriber that has no running
+   * follower to join) starts the next read now instead of waiting out the spacing, when none is
+   * in flight.
+   */
+  read(urgent = false): Promise<HeadRead> {
+    let pending = this.#pending;
+    if (!pending) {
+      let resolve!: (read: HeadRead) => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<HeadRead>((res, rej) => ((resolve = res), (reject = rej)));
+      pending = this.#pending = { promise, resolve, reject, timer: undefined };
+    }
+    if (!this.#inflight) this.#schedule(urgent);
+    return pending.promise;
   }
 
-  #start(): Promise<HeadRead> {
+  /** Starts the pending read now, or arms a timer for the end of the spacing. */
+  #schedule(urgent: boolean): void {
+    const pending = this.#pending;
+    if (!pending) return;
+    const wait = urgent ? 0 : this.#lastStart + this.#spacingMs - this.#now();
+    if (wait <= 0) {
+      if (pending.timer) clearTimeout(pending.timer);
+      this.#start(pending);
+    } else pending.timer ??= setTimeout(() => this.#start(pending), wait);
+  }
+
+  #start(pending: Pending): void {
     this.#pending = undefined;
+    this.#inflight = true;
+    this.#lastStart = this.#now();
+    this.reads++;
     const serial = ++this.#serial;
-    // One shared read answers many subscribers: a timeout is retried a few times rather than
-    // failing all of them at once (which would send them all back at the broker together).
-    const read = (async (): Promise<HeadRead> => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const cursor = await this.#topic.head();
-          return { cursor, sequence: this.#topic.cursorSequence(cursor), incarnation: incarnationOf(cursor), serial };
-        } catch (err) {
-          if (attempt >= 3 || !isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable) throw err;
-          await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-        }
+    this.#readOnce(serial).then(pending.resolve, pending.reject).finally(() => {
+      this.#inflight = false;
+      this.#schedule(false);
+    });
+  }
+
+  // One shared read answers many subscribers: a timeout is retried a few times rather than
+  // failing all of them at once (which would send them all back at the broker together).
+  async #readOnce(serial: number): Promise<HeadRead> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const cursor = await this.#topic.head();
+        return { cursor, sequence: this.#topic.cursorSequence(cursor), incarnation: incarnationOf(cursor), serial };
+      } catch (err) {
+        if (attempt >= 3 || !isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable) throw err;
+        await sleep(200 * 2 ** attempt);
       }
-    })();
-    this.#inflight = read;
-    const clear = () => {
-      if (this.#inflight === read) this.#inflight = undefined;
-    };
-    read.then(clear, clear);
-    return read;
+    }
   }
 }

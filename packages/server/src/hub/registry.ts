@@ -12,7 +12,7 @@ import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
 import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
-import { run } from "./subscriber.js";
+import { run, type Start } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
 import { TopicFeed } from "./feed.js";
 import { Limiter } from "./limit.js";
@@ -33,7 +33,14 @@ const defaults: Required<HubRegistryOptions> = {
   hubMode: "topic",
   maxCatchUps: 64,
   feedBacklogBytes: 8 * 1024 * 1024,
+  headReadSpacingMs: 25,
 };
+
+/** @internal A live-only subscriber's start at a running follower's watermark (no head read). */
+export interface LiveStart {
+  follower: Follower<unknown>;
+  position: number;
+}
 
 /** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
 export interface HubProgress {
@@ -103,11 +110,12 @@ export class HubRegistry {
   /** @internal Debug counts of catch-ups (mode "topic"). */
   readonly stats = new HubStats();
   readonly #unobserve: () => void;
+  readonly #headReadSpacingMs: number;
   #closed = false;
 
   constructor(options: HubRegistryOptions = {}) {
     const s = { ...defaults, ...options };
-    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps", "feedBacklogBytes"] as const) {
+    for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps", "feedBacklogBytes", "headReadSpacingMs"] as const) {
       if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
         throw new InvalidArgumentError(`hub option ${key} must be a non-negative integer`);
       }
@@ -120,6 +128,7 @@ export class HubRegistry {
     }
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
+    this.#headReadSpacingMs = s.headReadSpacingMs;
     this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
     this.#unobserve = observeHubs(() => this.followerCount);
@@ -165,11 +174,31 @@ export class HubRegistry {
     return this.#followers.get(topic)?.get(tenantId)?.members ?? 0;
   }
 
-  /** @internal */
-  head(topic: Topic<unknown>): Promise<HeadRead> {
+  /** @internal A head read started after this call (see head.ts); `urgent` skips the spacing. */
+  head(topic: Topic<unknown>, urgent = false): Promise<HeadRead> {
+    return this.#headReader(topic).read(urgent);
+  }
+
+  /** @internal Head reads started for `topic` so far. */
+  headReads(topic: Topic<unknown>): number {
+    return this.#heads.get(topic)?.reads ?? 0;
+  }
+
+  #headReader(topic: Topic<unknown>): HeadReader {
     let reader = this.#heads.get(topic);
-    if (!reader) this.#heads.set(topic, (reader = new HeadReader(topic)));
-    return reader.read();
+    if (!reader) this.#heads.set(topic, (reader = new HeadReader(topic, { spacingMs: this.#headReadSpacingMs })));
+    return reader;
+  }
+
+  /**
+   * @internal Where a live-only subscriber of (topic, tenant) starts when the follower runs at
+   * the live edge: its watermark (every event of the tenant up to it was pushed), with no head
+   * read. Undefined when there is no such follower.
+   */
+  liveStart<T>(topic: Topic<T>, tenantId: string | undefined): LiveStart | undefined {
+    const follower = this.#followers.get(topic as Topic<unknown>)?.get(tenantId);
+    if (!follower || !follower.live || follower.retired || follower.error !== undefined) return undefined;
+    return { follower, position: follower.watermark };
   }
 
   /** @internal Joins (creating if needed) the follower of (topic, tenant). */
@@ -252,12 +281,41 @@ export class SharedHub<T = unknown> implements Hub<T> {
    * event is never a gap.
    */
   subscribe(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent<T>> {
-    // Read the head now, not when iteration starts: a live-only subscriber starts at subscribe().
-    const head = this.#registry.head(this.#topic as Topic<unknown>);
-    head.catch(() => undefined);
+    const batches = this.subscribeBatches(options);
+    const signal = options.cancel ?? options.signal;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const batch of batches) {
+          for (const event of batch) {
+            if (signal?.aborted) return;
+            yield event;
+          }
+        }
+      },
+    };
+  }
+
+  /**
+   * @internal `subscribe()` in arrays: each holds the events the subscriber could take at once
+   * (from the hub's window, up to `MAX_BATCH` of subscriber.ts), so a reader that sends them on (the bridge)
+   * pays one iteration step per array, not per event. The arrays and their events are shared:
+   * never change them. An arrow function, so it can be handed around unbound.
+   */
+  readonly subscribeBatches = (options: SharedHubSubscribeOptions = {}): AsyncIterable<readonly TidemarkEvent<T>[]> => {
     const registry = this.#registry;
     const topic = this.#topic;
     const tenantId = this.tenantId;
-    return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, head) };
-  }
+    // Decide the start now, not when iteration starts: a live-only subscriber starts at
+    // subscribe(). It joins a running follower at its watermark; otherwise (and a subscriber
+    // with a cursor always) it needs a head read started after this call.
+    const live = options.after === undefined ? registry.liveStart(topic, tenantId) : undefined;
+    let start: Start;
+    if (live) start = { live };
+    else {
+      const head = registry.head(topic as Topic<unknown>, options.after === undefined);
+      head.catch(() => undefined);
+      start = { head };
+    }
+    return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, start) };
+  };
 }

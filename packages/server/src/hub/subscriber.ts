@@ -8,7 +8,13 @@ import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
 import { incarnationOf, recreated, sameIncarnation } from "./incarnation.js";
-import type { HubRegistry, SharedHubSubscribeOptions } from "./registry.js";
+import type { HubRegistry, LiveStart, SharedHubSubscribeOptions } from "./registry.js";
+
+/** @internal Most events in one array of `SharedHub.subscribeBatches()`. */
+export const MAX_BATCH = 256;
+
+/** @internal How a subscription starts: a head read started at subscribe(), or a live follower's watermark. */
+export type Start = { head: Promise<HeadRead> } | { live: LiveStart };
 
 /** The position a subscription starts after; checks the cursor against the head read. */
 function startPosition(topic: Topic<unknown>, after: string | undefined, head: HeadRead): number {
@@ -43,18 +49,29 @@ async function join<T>(
   }
 }
 
-/** @internal The iteration behind `SharedHub.subscribe()`. */
+/**
+ * A live-only subscriber joins the follower it saw running at subscribe() at that moment's
+ * watermark; if that follower has ended since, it falls back to a head read now.
+ */
+async function joinLive<T>(registry: HubRegistry, topic: Topic<T>, tenantId: string | undefined, live: LiveStart) {
+  const follower = registry.acquire(topic, tenantId);
+  if (follower === (live.follower as Follower<unknown>)) return { follower, pos: live.position, head: undefined };
+  registry.release(follower as Follower<unknown>);
+  return join(registry, topic, tenantId, undefined, await registry.head(topic as Topic<unknown>, true));
+}
+
+/** @internal The iteration behind `SharedHub.subscribeBatches()` (and `subscribe()`). */
 export async function* run<T>(
   registry: HubRegistry,
   topic: Topic<T>,
   tenantId: string | undefined,
   options: SharedHubSubscribeOptions,
-  headRead: Promise<HeadRead>,
-): AsyncGenerator<TidemarkEvent<T>> {
+  start: Start,
+): AsyncGenerator<TidemarkEvent<T>[]> {
   const { progress, after, cancel } = options;
   const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
   if (signal?.aborted) return;
-  const joined = await join(registry, topic, tenantId, after, await headRead);
+  const joined = "live" in start ? await joinLive(registry, topic, tenantId, start.live) : await join(registry, topic, tenantId, after, await start.head);
   const { follower, head } = joined;
   let pos = joined.pos;
   // An abort wakes every waiter of the follower (they look again and wait again): cheaper than
@@ -64,7 +81,7 @@ export async function* run<T>(
   cancel?.watch(follower);
   try {
     if (signal?.aborted) return;
-    follower.start(pos, head);
+    if (head) follower.start(pos, head);
     let caughtUp = false;
     if (after === undefined) {
       caughtUp = true;
@@ -75,6 +92,7 @@ export async function* run<T>(
       if (pos >= ring.floor) {
         // Attached: read the shared window at our own pace; the same event objects for all.
         let index = ring.indexAfter(pos);
+        let batch: TidemarkEvent<T>[] = [];
         while (pos >= ring.floor) {
           if (signal?.aborted) return;
           if (index < ring.start) index = ring.start;
@@ -83,8 +101,18 @@ export async function* run<T>(
             index++;
             if (event.streamSequence > pos) {
               pos = event.streamSequence;
-              yield event;
+              batch.push(event);
+              if (batch.length >= MAX_BATCH) {
+                yield batch;
+                batch = [];
+              }
             }
+            continue;
+          }
+          if (batch.length > 0) {
+            // Look again after the reader took them: the window may have moved meanwhile.
+            yield batch;
+            batch = [];
             continue;
           }
           if (follower.error !== undefined) throw follower.error;
@@ -123,7 +151,7 @@ export async function* run<T>(
         for await (const event of replay) {
           if (event.streamSequence > pos) {
             pos = event.streamSequence;
-            yield event;
+            yield [event];
           }
         }
         if (signal?.aborted) return;

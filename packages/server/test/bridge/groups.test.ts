@@ -11,22 +11,24 @@ const data = (f: Record<string, unknown>) => (f.event as { data: string }).data;
 function counted<T>(topic: Topic<T>) {
   const stats = { pulls: 0, iterations: 0 };
   const wrap = (hub: SharedHub<T>): SharedHub<T> => {
-    // keeps `instanceof SharedHub` (the bridge uses the topic's own hubs then)
+    // keeps `instanceof SharedHub` (the bridge uses the topic's own hubs then); the bridge reads
+    // hubs in arrays (subscribeBatches): each event in an array counts as one pull
     const view = Object.create(hub) as SharedHub<T>;
-    view.subscribe = (options?: SharedHubSubscribeOptions) => ({
+    const subscribeBatches = (options?: SharedHubSubscribeOptions) => ({
       [Symbol.asyncIterator]: () => {
         stats.iterations++;
-        const it = hub.subscribe(options)[Symbol.asyncIterator]();
+        const it = hub.subscribeBatches(options)[Symbol.asyncIterator]();
         return {
           next: async () => {
             const r = await it.next();
-            if (!r.done) stats.pulls++;
+            if (!r.done) stats.pulls += r.value.length;
             return r;
           },
           return: (v?: unknown) => it.return?.(v) ?? Promise.resolve({ done: true as const, value: undefined }),
-        } as AsyncIterator<TidemarkEvent<T>>;
+        } as AsyncIterator<readonly TidemarkEvent<T>[]>;
       },
     });
+    Object.defineProperty(view, "subscribeBatches", { value: subscribeBatches });
     return view;
   };
   const proxy = new Proxy(topic, {
