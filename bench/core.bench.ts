@@ -16,14 +16,16 @@
  * mode).
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds;
- *                                     BENCH_SERVERS=current,buffered,2.9 to choose servers)
+ *                                     BENCH_SERVERS=current,buffered,2.9 to choose servers;
+ *                                     BENCH_ROWS=c,c' to run only those rows: a b a' b' c c' d e f)
  */
 import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type StreamConfig } from "@nats-io/jetstream";
 import { createSync, findNatsServer, type Durability, type Topic } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
-import { compare } from "./lib/measure.js";
+import { compare, type Comparison } from "./lib/measure.js";
 import { comparisonRow, environment, missed, printTable, type Row } from "./lib/table.js";
+import { chosenRows, ifChosen } from "./lib/rows.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 // Reads are short (a 20,000-event replay takes ~0.2 s): twice the rounds for a steadier median.
@@ -38,6 +40,8 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const REPLAY = 20_000;
 const TENANTS = 10;
 const GiB = 1024 ** 3;
+const want = chosenRows(process.env.BENCH_ROWS, ["a", "b", "a'", "b'", "c", "c'", "d", "e", "f"]);
+const READS = ["c", "c'", "d", "e", "f"].some(want);
 
 interface Item {
   itemId: string;
@@ -106,7 +110,7 @@ async function runOn(server: BenchServer): Promise<void> {
 
     // ---- (a) awaited one by one ----
     let n = 0;
-    const sequential = await compare(
+    const sequential = await ifChosen(want, "a", () => compare(
       async () => {
         for (let i = 0; i < SEQUENTIAL; i++) await writes.publish({ data: item(n++) });
         return SEQUENTIAL;
@@ -116,7 +120,7 @@ async function runOn(server: BenchServer): Promise<void> {
         return SEQUENTIAL;
       },
       { rounds: ROUNDS },
-    );
+    ));
 
     // ---- (b) 1,000 in flight ----
     const windows = async (one: (i: number) => Promise<unknown>) => {
@@ -125,14 +129,14 @@ async function runOn(server: BenchServer): Promise<void> {
       }
       return IN_FLIGHT_TOTAL;
     };
-    const inFlight = await compare(
+    const inFlight = await ifChosen(want, "b", () => compare(
       () => windows(() => writes.publish({ data: item(n++) })),
       () => windows(() => js.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))))),
       { rounds: ROUNDS },
-    );
+    ));
 
     // ---- (a', b') the same against a raw connection with noAsyncTraces ----
-    const sequentialTuned = await compare(
+    const sequentialTuned = await ifChosen(want, "a'", () => compare(
       async () => {
         for (let i = 0; i < SEQUENTIAL; i++) await writes.publish({ data: item(n++) });
         return SEQUENTIAL;
@@ -142,20 +146,20 @@ async function runOn(server: BenchServer): Promise<void> {
         return SEQUENTIAL;
       },
       { rounds: ROUNDS },
-    );
-    const inFlightTuned = await compare(
+    ));
+    const inFlightTuned = await ifChosen(want, "b'", () => compare(
       () => windows(() => writes.publish({ data: item(n++) })),
       () => windows(() => jsTuned.publish(rawSubject, encoder.encode(JSON.stringify(item(n++))))),
       { rounds: ROUNDS },
-    );
+    ));
 
     // ---- (c) replay of 20,000 events ----
-    for (let done = 0; done < REPLAY; done += IN_FLIGHT) {
+    for (let done = 0; READS && done < REPLAY; done += IN_FLIGHT) {
       await Promise.all(
         Array.from({ length: IN_FLIGHT }, (_, i) => reads.publish({ data: item(done + i), tenantId: `tenant-${(done + i) % TENANTS}` })),
       );
     }
-    const readStream = await streamOf("bench.reads");
+    const readStream = READS ? await streamOf("bench.reads") : "";
     const rawRead = async (filter?: string, expected = REPLAY, push = false) => {
       const options = filter ? { filter_subjects: filter } : undefined;
       const consumer = push ? await js.consumers.getPushConsumer(readStream, options) : await js.consumers.get(readStream, options);
@@ -180,38 +184,38 @@ async function runOn(server: BenchServer): Promise<void> {
       if (count !== expected) throw new Error(`replay got ${count} of ${expected} (checksum ${sum})`);
       return count;
     };
-    const replay = await compare(
+    const replay = await ifChosen(want, "c", () => compare(
       () => tidemarkRead(reads),
       () => rawRead(),
       { rounds: READ_ROUNDS },
-    );
+    ));
 
-    const replayPush = await compare(
+    const replayPush = await ifChosen(want, "c'", () => compare(
       () => tidemarkRead(reads),
       () => rawRead(undefined, REPLAY, true),
       { rounds: READ_ROUNDS },
-    );
+    ));
 
     // ---- (d) one tenant of ten: filtered on the server, gap check once per batch ----
     const perTenant = REPLAY / TENANTS;
-    const lastOfTenant = reads.cursorSequence((await reads.latestCursor({ tenantId: "tenant-3" }))!);
-    const filter = (await jsm.streams.getMessage(readStream, { seq: lastOfTenant }))!.subject;
-    const tenant = await compare(
+    const lastOfTenant = READS ? reads.cursorSequence((await reads.latestCursor({ tenantId: "tenant-3" }))!) : 0;
+    const filter = READS ? (await jsm.streams.getMessage(readStream, { seq: lastOfTenant }))!.subject : "";
+    const tenant = await ifChosen(want, "d", () => compare(
       () => tidemarkRead(reads, "tenant-3", perTenant),
       () => rawRead(filter, perTenant),
       { rounds: READ_ROUNDS },
-    );
+    ));
     // ---- (f) one tenant of a shared topic vs a topic of its own ----
-    await Promise.all(Array.from({ length: perTenant }, (_, i) => dedicated.publish({ data: item(i), tenantId: "tenant-3" })));
-    const ownTopic = await compare(
+    if (want("f")) await Promise.all(Array.from({ length: perTenant }, (_, i) => dedicated.publish({ data: item(i), tenantId: "tenant-3" })));
+    const ownTopic = await ifChosen(want, "f", () => compare(
       () => tidemarkRead(reads, "tenant-3", perTenant),
       () => tidemarkRead(dedicated, undefined, perTenant),
       { rounds: READ_ROUNDS },
-    );
+    ));
 
     // ---- (e) the fixed cost of a replay: read only the newest event ----
     const lastSeq = reads.cursorSequence(await reads.head());
-    const newest = reads.cursorAt(lastSeq - 1);
+    const newest = reads.cursorAt(Math.max(lastSeq - 1, 0));
     const newestTidemark = async (times: number) => {
       for (let i = 0; i < times; i++) for await (const _ of reads.replay({ after: newest })) void _;
       return times;
@@ -225,11 +229,11 @@ async function runOn(server: BenchServer): Promise<void> {
       }
       return times;
     };
-    const single = await compare(
+    const single = await ifChosen(want, "e", () => compare(
       () => newestTidemark(50),
       () => newestRaw(50),
       { rounds: READ_ROUNDS },
-    );
+    ));
 
     // Broker requests ($JS.API) made by one run of each side, counted by listening on the subjects.
     const requests = async (fn: () => Promise<unknown>) => {
@@ -252,42 +256,46 @@ async function runOn(server: BenchServer): Promise<void> {
       return `${total} (${[...kinds].map(([k, v]) => `${v} ${k}`).join(", ")})`;
     };
     const requestsOf = {
-      replay: [await requests(() => tidemarkRead(reads)), await requests(() => rawRead())],
-      tenant: [await requests(() => tidemarkRead(reads, "tenant-3", perTenant)), await requests(() => rawRead(filter, perTenant))],
-      newest: [await requests(() => newestTidemark(1)), await requests(() => newestRaw(1))],
+      replay: want("c") ? [await requests(() => tidemarkRead(reads)), await requests(() => rawRead())] : ["-", "-"],
+      tenant: want("d") ? [await requests(() => tidemarkRead(reads, "tenant-3", perTenant)), await requests(() => rawRead(filter, perTenant))] : ["-", "-"],
+      newest: want("e") ? [await requests(() => newestTidemark(1)), await requests(() => newestRaw(1))] : ["-", "-"],
     };
 
     console.log(`end: ${environment(nc.info?.version)}, durability ${nats.durability}; ${ROUNDS} rounds (reads ${READ_ROUNDS}), medians\n`);
     const n0 = (x: number) => x.toLocaleString("en-US");
+    // A row that did not run (BENCH_ROWS) is left out of its table.
+    const row = (name: string, c: Comparison | undefined, more?: Partial<Row>): Row[] => (c ? [comparisonRow(name, c, more)] : []);
     // Issue #15's core rows and targets: the "same choices" rows (raw with noAsyncTraces and an
     // ordered push consumer, as Tidemark uses) and the fixed cost of a replay.
     const issueRows: Row[] = [
-      comparisonRow(`(a') publish, awaited one by one (${n0(SEQUENTIAL)})`, sequentialTuned, { target: 0.95 }),
-      comparisonRow(`(b') publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlightTuned, { target: 0.95 }),
-      comparisonRow(`(c') replay, whole topic (${n0(REPLAY)})`, replayPush, { target: 0.95 }),
-      comparisonRow("(e) replay of the newest event only", single, { unit: "replays/s", target: 0.9 }),
+      ...row(`(a') publish, awaited one by one (${n0(SEQUENTIAL)})`, sequentialTuned, { target: 0.95 }),
+      ...row(`(b') publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlightTuned, { target: 0.95 }),
+      ...row(`(c') replay, whole topic (${n0(REPLAY)})`, replayPush, { target: 0.95 }),
+      ...row("(e) replay of the newest event only", single, { unit: "replays/s", target: 0.9 }),
     ];
-    printTable("Issue #15 core targets (raw: noAsyncTraces and an ordered push consumer for a', b', c'; nats.js defaults for e)", issueRows, {
+    // Tables of rows that did not run (BENCH_ROWS) are left out.
+    const print = (title: string, rs: Row[], sides?: Parameters<typeof printTable>[2]) => rs.length > 0 && printTable(title, rs, sides);
+    print("Issue #15 core targets (raw: noAsyncTraces and an ordered push consumer for a', b', c'; nats.js defaults for e)", issueRows, {
       subject: "tidemark",
       baseline: "raw",
     });
     const rows: Row[] = [
-      comparisonRow(`(a) publish, awaited one by one (${n0(SEQUENTIAL)})`, sequential, { target: 0.85 }),
-      comparisonRow(`(b) publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlight, { target: 0.85 }),
-      comparisonRow(`(c) replay, whole topic (${n0(REPLAY)})`, replay, { target: 0.8 }),
-      comparisonRow(`(d) replay, 1 tenant of ${TENANTS} (${n0(perTenant)} of ${n0(REPLAY)})`, tenant),
+      ...row(`(a) publish, awaited one by one (${n0(SEQUENTIAL)})`, sequential, { target: 0.85 }),
+      ...row(`(b) publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlight, { target: 0.85 }),
+      ...row(`(c) replay, whole topic (${n0(REPLAY)})`, replay, { target: 0.8 }),
+      ...row(`(d) replay, 1 tenant of ${TENANTS} (${n0(perTenant)} of ${n0(REPLAY)})`, tenant),
     ];
-    printTable("Against raw @nats-io/jetstream with its default settings (pull ordered consumer, async traces on)", rows);
-    printTable(
+    print("Against raw @nats-io/jetstream with its default settings (pull ordered consumer, async traces on)", rows);
+    print(
       "A tenant of a shared topic vs a dedicated topic (both Tidemark)",
-      [comparisonRow(`(f) replay of ${n0(perTenant)} events`, ownTopic)],
+      row(`(f) replay of ${n0(perTenant)} events`, ownTopic),
       { subject: `1 tenant of ${TENANTS}`, baseline: "own topic" },
     );
-    console.log("JetStream API requests of one run (tidemark | raw):");
-    console.log(`  (c) ${requestsOf.replay[0]} | ${requestsOf.replay[1]}`);
-    console.log(`  (d) ${requestsOf.tenant[0]} | ${requestsOf.tenant[1]}`);
-    console.log(`  (e) ${requestsOf.newest[0]} | ${requestsOf.newest[1]}`);
-    console.log("  (d) the tenant gap check is one STREAM.INFO per delivered batch with a jump, not one per event.");
+    if (["c", "d", "e"].some(want)) console.log("JetStream API requests of one run (tidemark | raw):");
+    if (want("c")) console.log(`  (c) ${requestsOf.replay[0]} | ${requestsOf.replay[1]}`);
+    if (want("d")) console.log(`  (d) ${requestsOf.tenant[0]} | ${requestsOf.tenant[1]}`);
+    if (want("e")) console.log(`  (e) ${requestsOf.newest[0]} | ${requestsOf.newest[1]}`);
+    if (want("d")) console.log("  (d) the tenant gap check is one STREAM.INFO per delivered batch with a jump, not one per event.");
     const misses = [...issueRows, ...rows].filter(missed);
     console.log(misses.length > 0 ? `\ntargets missed: ${misses.map((r) => r.name).join("; ")}` : "\nevery target met");
   } finally {

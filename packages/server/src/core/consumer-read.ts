@@ -9,6 +9,7 @@ import type { TidemarkEvent } from "@tidemark/shared";
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { openConsumer } from "./consumer-lease.js";
 import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
+import { decodeDelivered } from "./decode-delivered.js";
 import { MessageBatches } from "./message-batches.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
 import type { RetentionGapError } from "@tidemark/shared";
@@ -57,6 +58,7 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   signal?.addEventListener("abort", onAbort, { once: true });
   let prev = o.prev;
   let first: number | undefined;
+  const decode = decodeDelivered<T>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation, text: rt.utf8 });
   try {
     if (signal?.aborted) return undefined;
     const ci = await lease.consumer.info(true);
@@ -93,7 +95,9 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       let stop = false;
       let failure: unknown;
       for (const m of batch) {
-        const seq = m.seq;
+        // Read once: `seq` and `info` are getters over the parsed reply subject.
+        const info = m.info;
+        const seq = info.streamSequence;
         if (seq > o.last) {
           stop = true;
           break;
@@ -105,13 +109,13 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
               throw o.gap(prev, filtered ? first! : seq, "retention overtook the reader");
             }
           }
-          events.push(rt.toEvent<T>(m));
+          events.push(decode(m, seq));
         } catch (err) {
           failure = err;
           break;
         }
         prev = seq;
-        if (!o.follow && (seq >= o.last || m.info.pending === 0)) {
+        if (!o.follow && (seq >= o.last || info.pending === 0)) {
           stop = true;
           break;
         }
