@@ -58,7 +58,7 @@ export interface HubRegistryOptions {
    * resume with a cursor each need a head read that started after they subscribed; those that
    * arrive together share one, and reads start at most one at a time and this far apart, so a
    * resume storm costs a few dozen requests rather than one per subscriber, each waiting at most
-   * about this long more. Live-only subscribers joining a running hub need no head read. @default 25
+   * about this long more. Live-only subscribers skip the spacing. @default 25
    */
   headReadSpacingMs?: number;
 }

@@ -132,4 +132,20 @@ describe("head reads", () => {
     expect((await patient).serial).toBe(2);
     expect((await urgent).serial).toBe(2);
   });
+
+  it("head - an urgent caller arriving while a read is in flight gets the next read as soon as it ends", async () => {
+    const { topic, calls } = fakeTopic();
+    const reader = new HeadReader(topic, { spacingMs: 1_000 });
+    const first = reader.read();
+    await flush();
+    const urgent = reader.read(true);
+    await flush();
+    expect(calls).toHaveLength(1);
+    calls[0]!.answer(1);
+    expect((await first).serial).toBe(1);
+    await flush();
+    expect(calls).toHaveLength(2);
+    calls[1]!.answer(2);
+    expect((await urgent).sequence).toBe(2);
+  });
 });

@@ -38,6 +38,8 @@ interface Pending {
   resolve: (read: HeadRead) => void;
   reject: (err: unknown) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** A caller that may not wait out the spacing is among them. */
+  urgent: boolean;
 }
 
 /** @internal */
@@ -59,9 +61,9 @@ export class HeadReader {
   }
 
   /**
-   * The topic's head, read after this call. `urgent` (a live-only subscriber that has no running
-   * follower to join) starts the next read now instead of waiting out the spacing, when none is
-   * in flight.
+   * The topic's head, read after this call. `urgent` (a live-only subscriber, which nothing
+   * replays for) starts the next read without waiting out the spacing: now when none is in
+   * flight, else as soon as the one in flight ends.
    */
   read(urgent = false): Promise<HeadRead> {
     let pending = this.#pending;
@@ -69,17 +71,18 @@ export class HeadReader {
       let resolve!: (read: HeadRead) => void;
       let reject!: (err: unknown) => void;
       const promise = new Promise<HeadRead>((res, rej) => ((resolve = res), (reject = rej)));
-      pending = this.#pending = { promise, resolve, reject, timer: undefined };
+      pending = this.#pending = { promise, resolve, reject, timer: undefined, urgent: false };
     }
-    if (!this.#inflight) this.#schedule(urgent);
+    pending.urgent ||= urgent;
+    if (!this.#inflight) this.#schedule();
     return pending.promise;
   }
 
   /** Starts the pending read now, or arms a timer for the end of the spacing. */
-  #schedule(urgent: boolean): void {
+  #schedule(): void {
     const pending = this.#pending;
     if (!pending) return;
-    const wait = urgent ? 0 : this.#lastStart + this.#spacingMs - this.#now();
+    const wait = pending.urgent ? 0 : this.#lastStart + this.#spacingMs - this.#now();
     if (wait <= 0) {
       if (pending.timer) clearTimeout(pending.timer);
       this.#start(pending);
@@ -94,7 +97,7 @@ export class HeadReader {
     const serial = ++this.#serial;
     this.#readOnce(serial).then(pending.resolve, pending.reject).finally(() => {
       this.#inflight = false;
-      this.#schedule(false);
+      this.#schedule();
     });
   }
 

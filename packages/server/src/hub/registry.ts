@@ -12,7 +12,7 @@ import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
 import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
-import { run, type Start } from "./subscriber.js";
+import { run } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
 import { TopicFeed } from "./feed.js";
 import { Limiter } from "./limit.js";
@@ -35,12 +35,6 @@ const defaults: Required<HubRegistryOptions> = {
   feedBacklogBytes: 8 * 1024 * 1024,
   headReadSpacingMs: 25,
 };
-
-/** @internal A live-only subscriber's start at a running follower's watermark (no head read). */
-export interface LiveStart {
-  follower: Follower<unknown>;
-  position: number;
-}
 
 /** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
 export interface HubProgress {
@@ -190,17 +184,6 @@ export class HubRegistry {
     return reader;
   }
 
-  /**
-   * @internal Where a live-only subscriber of (topic, tenant) starts when the follower runs at
-   * the live edge: its watermark (every event of the tenant up to it was pushed), with no head
-   * read. Undefined when there is no such follower.
-   */
-  liveStart<T>(topic: Topic<T>, tenantId: string | undefined): LiveStart | undefined {
-    const follower = this.#followers.get(topic as Topic<unknown>)?.get(tenantId);
-    if (!follower || !follower.live || follower.retired || follower.error !== undefined) return undefined;
-    return { follower, position: follower.watermark };
-  }
-
   /** @internal Joins (creating if needed) the follower of (topic, tenant). */
   acquire<T>(topic: Topic<T>, tenantId: string | undefined): Follower<T> {
     if (this.#closed) throw new ClosedError("the hub registry is closed");
@@ -305,17 +288,11 @@ export class SharedHub<T = unknown> implements Hub<T> {
     const registry = this.#registry;
     const topic = this.#topic;
     const tenantId = this.tenantId;
-    // Decide the start now, not when iteration starts: a live-only subscriber starts at
-    // subscribe(). It joins a running follower at its watermark; otherwise (and a subscriber
-    // with a cursor always) it needs a head read started after this call.
-    const live = options.after === undefined ? registry.liveStart(topic, tenantId) : undefined;
-    let start: Start;
-    if (live) start = { live };
-    else {
-      const head = registry.head(topic as Topic<unknown>, options.after === undefined);
-      head.catch(() => undefined);
-      start = { head };
-    }
-    return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, start) };
+    // Read the head now, not when iteration starts: a live-only subscriber starts at subscribe()
+    // (DESIGN: never at a running follower's watermark, which may lag an event whose publish
+    // already returned). It needs no spacing: its read starts at once when none is in flight.
+    const head = registry.head(topic as Topic<unknown>, options.after === undefined);
+    head.catch(() => undefined);
+    return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, head) };
   };
 }

@@ -8,13 +8,11 @@ import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
 import { incarnationOf, recreated, sameIncarnation } from "./incarnation.js";
-import type { HubRegistry, LiveStart, SharedHubSubscribeOptions } from "./registry.js";
+import type { HubRegistry, SharedHubSubscribeOptions } from "./registry.js";
 
 /** @internal Most events in one array of `SharedHub.subscribeBatches()`. */
 export const MAX_BATCH = 256;
 
-/** @internal How a subscription starts: a head read started at subscribe(), or a live follower's watermark. */
-export type Start = { head: Promise<HeadRead> } | { live: LiveStart };
 
 /** The position a subscription starts after; checks the cursor against the head read. */
 function startPosition(topic: Topic<unknown>, after: string | undefined, head: HeadRead): number {
@@ -49,29 +47,18 @@ async function join<T>(
   }
 }
 
-/**
- * A live-only subscriber joins the follower it saw running at subscribe() at that moment's
- * watermark; if that follower has ended since, it falls back to a head read now.
- */
-async function joinLive<T>(registry: HubRegistry, topic: Topic<T>, tenantId: string | undefined, live: LiveStart) {
-  const follower = registry.acquire(topic, tenantId);
-  if (follower === (live.follower as Follower<unknown>)) return { follower, pos: live.position, head: undefined };
-  registry.release(follower as Follower<unknown>);
-  return join(registry, topic, tenantId, undefined, await registry.head(topic as Topic<unknown>, true));
-}
-
 /** @internal The iteration behind `SharedHub.subscribeBatches()` (and `subscribe()`). */
 export async function* run<T>(
   registry: HubRegistry,
   topic: Topic<T>,
   tenantId: string | undefined,
   options: SharedHubSubscribeOptions,
-  start: Start,
+  headRead: Promise<HeadRead>,
 ): AsyncGenerator<TidemarkEvent<T>[]> {
   const { progress, after, cancel } = options;
   const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
   if (signal?.aborted) return;
-  const joined = "live" in start ? await joinLive(registry, topic, tenantId, start.live) : await join(registry, topic, tenantId, after, await start.head);
+  const joined = await join(registry, topic, tenantId, after, await headRead);
   const { follower, head } = joined;
   let pos = joined.pos;
   // An abort wakes every waiter of the follower (they look again and wait again): cheaper than
@@ -81,7 +68,7 @@ export async function* run<T>(
   cancel?.watch(follower);
   try {
     if (signal?.aborted) return;
-    if (head) follower.start(pos, head);
+    follower.start(pos, head);
     let caughtUp = false;
     if (after === undefined) {
       caughtUp = true;

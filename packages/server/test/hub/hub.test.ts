@@ -57,6 +57,29 @@ describe("hub", () => {
     expect(r.events.map((e) => e.data)).toEqual([5, 6, 7, 8, 9]);
   });
 
+  it("hub - a live-only subscriber joining a running hub gets no event published before subscribe()", async () => {
+    // The follower may not have pushed an event whose publish already returned; starting at its
+    // watermark would hand the new subscriber that older event. Each round races exactly that.
+    const topic = fx.sync().topic<number>({ id: "feed" });
+    const hub = topic.hub({ tenantId: "a" });
+    const ac = new AbortController();
+    const first = reader(hub, { signal: ac.signal });
+    await eventually(() => first.caughtUp === 1);
+    const late: ReturnType<typeof reader<number>>[] = [];
+    for (let round = 0; round < 20; round++) {
+      await topic.publish({ data: 2 * round, tenantId: "a" });
+      late.push(reader(hub, { signal: ac.signal }));
+      await Promise.all(late.map((r) => eventually(() => r.caughtUp === 1)));
+      await topic.publish({ data: 2 * round + 1, tenantId: "a" });
+    }
+    await eventually(() => first.events.length === 40);
+    await Promise.all(late.map((r, i) => eventually(() => r.events.at(-1)?.data === 39, 10_000, `subscriber ${i}`)));
+    ac.abort();
+    await Promise.all([first.done, ...late.map((r) => r.done)]);
+    // Subscriber i subscribed after 2i was published: its first event is 2i + 1, then every one.
+    late.forEach((r, i) => expect(r.events.map((e) => e.data)).toEqual(Array.from({ length: 39 - 2 * i }, (_, k) => 2 * i + 1 + k)));
+  });
+
   it("hub - hubMode tenant: JetStream consumers grow with (topic, tenant) pairs, not subscribers, and retire with the last", async () => {
     const sync = fx.sync({ hubs: { hubMode: "tenant" } });
     const topic = sync.topic<number>({ id: "feed" });
