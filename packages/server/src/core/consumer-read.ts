@@ -58,7 +58,7 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   signal?.addEventListener("abort", onAbort, { once: true });
   let prev = o.prev;
   let first: number | undefined;
-  const decode = decodeDelivered<T>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation, text: rt.utf8 });
+  const decode = decodeDelivered<T>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation });
   try {
     if (signal?.aborted) return undefined;
     const ci = await lease.consumer.info(true);

@@ -2,24 +2,12 @@
 import { cursorWithPrefix, decodeEnvelope, eventIdFor, type TidemarkEvent } from "@tidemark/shared";
 import type { JsMsg } from "@nats-io/jetstream";
 import { keepTrace } from "../observe/trace.js";
-import type { Utf8Text } from "./utf8-text.js";
 
 const decoder = new TextDecoder();
-const viaTextDecoder: Utf8Text = (bytes) => decoder.decode(bytes);
 
-/**
- * `prefix` is the incarnation's cursor prefix (`cursorPrefix`), made once per incarnation;
- * `text` decodes the payload bytes (default: a TextDecoder; the topics pass `utf8Text()`).
- */
-export function decodeEvent<E>(
-  incarnation: string,
-  prefix: string,
-  seq: number,
-  data: Uint8Array,
-  headers?: JsMsg["headers"],
-  text: Utf8Text = viaTextDecoder,
-): TidemarkEvent<E> {
-  const env = decodeEnvelope(text(data));
+/** `prefix` is the incarnation's cursor prefix (`cursorPrefix`), made once per incarnation. */
+export function decodeEvent<E>(incarnation: string, prefix: string, seq: number, data: Uint8Array, headers?: JsMsg["headers"]): TidemarkEvent<E> {
+  const env = decodeEnvelope(decoder.decode(data));
   const eventId = eventIdFor(incarnation, seq);
   const cursor = cursorWithPrefix(prefix, seq);
   const d = env.d as E;

@@ -8,7 +8,6 @@ import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } 
 import type { Cursor, CursorParts, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
 import type { TopicNames } from "./broker-names.js";
-import type { Utf8Text } from "./utf8-text.js";
 
 /** Live handles of a provisioned topic. */
 export interface TopicHandles {
@@ -53,8 +52,6 @@ export interface TopicRuntime {
    * started after this call; concurrent callers share requests.
    */
   streamInfo(): Promise<StreamInfo | undefined>;
-  /** The payload decoder of this topic's events (utf8-text.ts). */
-  readonly utf8: Utf8Text;
   /** Decodes a stored or delivered message into an event of this topic. */
   toEvent<T = unknown>(msg: JsMsg | StoredMsg): TidemarkEvent<T>;
   cursorAt(sequence: number): Cursor;

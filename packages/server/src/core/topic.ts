@@ -27,7 +27,6 @@ import { openCheckpoint } from "./checkpoint.js";
 import { openWatch } from "./watch.js";
 import { traceableHeaders } from "./trace-probe.js";
 import { decodeEvent } from "./decode-event.js";
-import { utf8Text } from "./utf8-text.js";
 import { publishHeaderPrefix } from "./publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import type { TopicHandles, TopicRuntime } from "./runtime.js";
@@ -58,7 +57,6 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   /** Highest sequence this process published in the current incarnation. */
   #highestSeq = 0;
   #prefix: string;
-  readonly utf8 = utf8Text();
 
   constructor(host: TopicHost, options: ResolvedTopicOptions) {
     this.#host = host;
@@ -197,7 +195,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
 
   /** @internal */
   decode<E = T>(seq: number, data: Uint8Array, headers?: JsMsg["headers"]): TidemarkEvent<E> {
-    return decodeEvent<E>(this.#incarnation, this.#prefix, seq, data, headers, this.utf8);
+    return decodeEvent<E>(this.#incarnation, this.#prefix, seq, data, headers);
   }
 
   // ---- writes ----

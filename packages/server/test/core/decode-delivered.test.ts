@@ -70,7 +70,7 @@ describe("decode delivered", () => {
 
     const messages = await delivered(rt.streamName, 3);
     const h = await rt.ready();
-    const decode = decodeDelivered<string>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation, text: rt.utf8 });
+    const decode = decodeDelivered<string>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation });
     const events = messages.map((m) => decode(m, m.info.streamSequence));
     expect(events).toEqual(messages.map((m) => rt.toEvent<string>(m)));
     expect(events.map((e) => e.data)).toEqual(["ü€😀", "bom", "traced ß"]);
