@@ -1,14 +1,14 @@
 /**
  * The replay's consumer pass decodes delivered messages itself (decode-delivered.ts: a cursor
- * prefix per pass, the delivery info read once, the fast UTF-8 decode): its events must be the
+ * prefix per pass, the delivery info read once): its events must be the
  * ones published, with the cursors publish returned, byte for byte as the topic's own decode.
  */
 import { describe, expect, it } from "vitest";
 import { headers } from "@nats-io/nats-core";
-import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { jetstream } from "@nats-io/jetstream";
 import { decodeDelivered } from "../../src/core/decode-delivered.js";
 import { runtimeOf } from "../../src/core/topic.js";
-import { collect, useCoreFixture } from "./fixture.js";
+import { collect, delivered, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
 const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -19,16 +19,6 @@ const TEXTS = ["plain", "é ü ß", "€ 中文 😀", "\ufeffleading BOM inside
 interface Item {
   n: number;
   text: string;
-}
-
-/** The stream's messages as an ordered push consumer delivers them (the replay's path). */
-async function delivered(stream: string, count: number): Promise<JsMsg[]> {
-  const consumer = await jetstream(fx.nc).consumers.getPushConsumer(stream);
-  const messages = await consumer.consume();
-  const out: JsMsg[] = [];
-  for await (const m of messages) if (out.push(m) === count) break;
-  messages.stop();
-  return out;
 }
 
 describe("decode delivered", () => {
@@ -68,7 +58,7 @@ describe("decode delivered", () => {
     traced.set("traceparent", TRACEPARENT);
     await js.publish(rt.subjectFor(undefined), encode(JSON.stringify({ v: 1, ts: 8, t: "x", d: "traced ß" })), { headers: traced });
 
-    const messages = await delivered(rt.streamName, 3);
+    const messages = await delivered(fx.nc, rt.streamName, 3);
     const h = await rt.ready();
     const decode = decodeDelivered<string>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation });
     const events = messages.map((m) => decode(m, m.info.streamSequence));

@@ -1,7 +1,7 @@
 /** Shared setup of the core suites: one nats-server per file, a fresh namespace per test. */
 import { afterAll, beforeAll } from "vitest";
 import { connect } from "@nats-io/transport-node";
-import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { createSync, type Sync, type SyncOptions } from "../../src/index.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
@@ -52,4 +52,14 @@ export async function failure(work: AsyncIterable<unknown> | Promise<unknown>): 
     return err as Error & { code?: string };
   }
   throw new Error("expected a failure, got success");
+}
+
+/** The first `count` messages of `stream` as an ordered push consumer delivers them (the replay's path). */
+export async function delivered(nc: NatsConnection, stream: string, count: number): Promise<JsMsg[]> {
+  const consumer = await jetstream(nc).consumers.getPushConsumer(stream);
+  const messages = await consumer.consume();
+  const out: JsMsg[] = [];
+  for await (const m of messages) if (out.push(m) === count) break;
+  messages.stop();
+  return out;
 }

@@ -4,23 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { headers, type MsgHdrs } from "@nats-io/nats-core";
-import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { jetstream } from "@nats-io/jetstream";
 import { traceableHeaders } from "../../src/core/trace-probe.js";
 import { runtimeOf } from "../../src/core/topic.js";
-import { useCoreFixture } from "./fixture.js";
+import { delivered, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
 const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-
-/** The stream's messages as an ordered push consumer delivers them (the replay's path). */
-async function delivered(stream: string, count: number): Promise<JsMsg[]> {
-  const consumer = await jetstream(fx.nc).consumers.getPushConsumer(stream);
-  const messages = await consumer.consume();
-  const out: JsMsg[] = [];
-  for await (const m of messages) if (out.push(m) === count) break;
-  messages.stop();
-  return out;
-}
 
 describe("trace probe", () => {
   it("trace - a delivered event without traceparent is not decoded; one with it keeps its headers", async () => {
@@ -31,7 +21,7 @@ describe("trace probe", () => {
     traced.set("traceparent", TRACEPARENT);
     await jetstream(fx.nc).publish(rt.subjectFor(undefined), new TextEncoder().encode(JSON.stringify({ v: 1, ts: 1, d: 2 })), { headers: traced });
 
-    const [plain, withTrace] = await delivered(rt.streamName, 2);
+    const [plain, withTrace] = await delivered(fx.nc, rt.streamName, 2);
     // The plain event has a header block (its message id) that the probe leaves alone.
     expect(traceableHeaders(plain!)).toBeUndefined();
     expect(plain!.headers?.get("Nats-Msg-Id")).toMatch(/^!/);
