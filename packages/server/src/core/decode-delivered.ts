@@ -1,7 +1,8 @@
 /**
  * @internal The events of one consumer pass (consumer-read.ts), decoded from delivered
- * messages. Per pass, not per event: the cursor prefix of the pass's incarnation. The caller reads the message's delivery info once and hands the sequence in: nats.js
- * parses it from the reply subject behind the `info` getter, and `seq` goes through it again.
+ * messages. Per pass, not per event: the cursor prefix of the pass's incarnation. The caller
+ * reads the message's delivery info once and hands the sequence in: nats.js parses it from the
+ * reply subject behind the `info` getter, and `seq` goes through it again.
  */
 import { cursorPrefix, type TidemarkEvent } from "@tidemark/shared";
 import type { JsMsg } from "@nats-io/jetstream";

@@ -28,8 +28,6 @@ export type HeadSource = Pick<Topic, "head" | "cursorSequence">;
 export interface HeadReaderOptions {
   /** Least time between the starts of two reads (the `headReadSpacingMs` hub option). @default 25 */
   spacingMs?: number;
-  /** Clock, for tests. @default Date.now */
-  now?: () => number;
 }
 
 /** @internal A read that has not started yet and the callers waiting for it. */
@@ -46,7 +44,6 @@ interface Pending {
 export class HeadReader {
   readonly #topic: HeadSource;
   readonly #spacingMs: number;
-  readonly #now: () => number;
   #inflight = false;
   #pending: Pending | undefined;
   #lastStart = -Infinity;
@@ -57,7 +54,6 @@ export class HeadReader {
   constructor(topic: HeadSource, options: HeadReaderOptions = {}) {
     this.#topic = topic;
     this.#spacingMs = options.spacingMs ?? 25;
-    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -82,7 +78,7 @@ export class HeadReader {
   #schedule(): void {
     const pending = this.#pending;
     if (!pending) return;
-    const wait = pending.urgent ? 0 : this.#lastStart + this.#spacingMs - this.#now();
+    const wait = pending.urgent ? 0 : this.#lastStart + this.#spacingMs - Date.now();
     if (wait <= 0) {
       if (pending.timer) clearTimeout(pending.timer);
       this.#start(pending);
@@ -92,7 +88,7 @@ export class HeadReader {
   #start(pending: Pending): void {
     this.#pending = undefined;
     this.#inflight = true;
-    this.#lastStart = this.#now();
+    this.#lastStart = Date.now();
     this.reads++;
     const serial = ++this.#serial;
     this.#readOnce(serial).then(pending.resolve, pending.reject).finally(() => {
