@@ -32,6 +32,7 @@ import { CpuSampler, bottleneck, byName, formatShares, listenOverflows, type Cpu
 import { LoadGroup } from "./fanout/loadgroup.js";
 import { printFanout, printStorm, type Result, type StormResult, type StormStage } from "./fanout/report.js";
 import { natsDelta, natsSnapshot, type NatsSnapshot } from "./fanout/nats-stats.js";
+import { namespaceConsumers } from "./lib/monitor.js";
 import { Histogram, NAMESPACE, TOPIC, now, subjectOf, tenantOf, type Impl, type Payload } from "./fanout/shared.js";
 
 const TENANTS = 100;
@@ -72,13 +73,7 @@ await topic.head();
 const nc = await connect({ servers: nats.url, name: "bench-publisher" });
 const fakeCursor = topic.cursorAt(1_000_000);
 
-async function consumers(): Promise<number> {
-  const res = await fetch(new URL("/jsz?accounts=true&streams=true&consumers=true", nats.monitorUrl));
-  const jsz = (await res.json()) as { account_details?: { stream_detail?: { name: string; consumer_detail?: unknown[] }[] }[] };
-  let n = 0;
-  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name.includes(`_${NAMESPACE}_`)) n += s.consumer_detail?.length ?? 0;
-  return n;
-}
+const consumers = () => namespaceConsumers(nats.monitorUrl, NAMESPACE);
 
 /** Least-squares slope of `y` over the samples' connection counts: bytes per connection. */
 function slope<S extends { n: number }>(samples: S[], y: (s: S) => number): number {

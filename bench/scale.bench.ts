@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { createSync } from "@tidemark/server";
 import { startBenchNats } from "./lib/nats.js";
+import { monitorJson, namespaceConsumers } from "./lib/monitor.js";
 import { environment } from "./lib/table.js";
 import { start, type Proc } from "./fanout/procs.js";
 import { Histogram, NAMESPACE, TOPIC, now, tenantOf, type Payload } from "./fanout/shared.js";
@@ -35,17 +36,8 @@ const sync = createSync({ namespace: NAMESPACE, nats: { servers: nats.url } });
 const topic = sync.topic<Payload>({ id: TOPIC, retention: { maxBytes: 256 * 1024 * 1024 } });
 await topic.head();
 
-async function monitor<T>(path: string): Promise<T> {
-  return (await (await fetch(new URL(path, nats.monitorUrl))).json()) as T;
-}
-async function consumers(): Promise<number> {
-  const jsz = await monitor<{ account_details?: { stream_detail?: { name: string; consumer_detail?: unknown[] }[] }[] }>(
-    "/jsz?accounts=true&streams=true&consumers=true",
-  );
-  let n = 0;
-  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name.includes(`_${NAMESPACE}_`)) n += s.consumer_detail?.length ?? 0;
-  return n;
-}
+const monitor = <T>(path: string) => monitorJson<T>(nats.monitorUrl, path);
+const consumers = () => namespaceConsumers(nats.monitorUrl, NAMESPACE);
 /** Listen-queue overflows so far (TcpExt ListenOverflows, the whole network namespace: other work counts too). */
 function listenOverflows(): number {
   try {

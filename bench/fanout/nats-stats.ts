@@ -3,6 +3,8 @@
  * nats-server (requests, acks, publishes) and received, and JetStream API requests, from the
  * monitoring endpoints (/connz, /jsz) before and after. A connection's in_msgs are what it SENT.
  */
+import { monitorJson } from "../lib/monitor.js";
+
 interface Conn {
   cid: number;
   name?: string;
@@ -16,8 +18,8 @@ export interface NatsSnapshot {
 }
 
 export async function natsSnapshot(monitorUrl: string | undefined): Promise<NatsSnapshot> {
-  const connz = (await (await fetch(new URL("/connz?limit=1024", monitorUrl))).json()) as { connections?: Conn[] };
-  const jsz = (await (await fetch(new URL("/jsz", monitorUrl))).json()) as { api?: { total?: number } };
+  const connz = await monitorJson<{ connections?: Conn[] }>(monitorUrl, "/connz?limit=1024");
+  const jsz = await monitorJson<{ api?: { total?: number } }>(monitorUrl, "/jsz");
   return { conns: new Map((connz.connections ?? []).map((c) => [c.cid, c])), apiTotal: jsz.api?.total ?? 0 };
 }
 
