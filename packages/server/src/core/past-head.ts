@@ -6,7 +6,7 @@
 import { InvalidCursorError } from "@tidemark/shared";
 
 /**
- * Throws InvalidCursorError when `sequence` is past `headSequence`. The head must be read after
+ * @internal Throws InvalidCursorError when `sequence` is past `headSequence`. The head must be read after
  * the cursor was issued (a read that starts after the call does): then a cursor the topic
  * issued is never past it.
  */
