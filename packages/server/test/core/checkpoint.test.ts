@@ -184,4 +184,34 @@ describe("checkpoint", () => {
     expect(await cp.save(r1.cursor)).toBe(r1.cursor);
     expect(await cp.load()).toBe(r1.cursor);
   });
+
+  it("checkpoint - a cursor saved by another process between a head read and the KV read is never taken for one past the head", async () => {
+    const a = fx.sync();
+    const b = fx.sync({ namespace: a.namespace });
+    const ta = a.topic<number>({ id: "cp.fresh" });
+    const tb = b.topic<number>({ id: "cp.fresh" });
+    const writer = ta.checkpoint("indexer");
+    const reader = tb.checkpoint("indexer");
+    await writer.save((await ta.publish({ data: 0 })).cursor);
+    // The real topic, with the other process's publish and save put right after b's next head
+    // read: the race, every time instead of by chance.
+    const head = tb.head.bind(tb);
+    let saved: string | undefined;
+    const raceNextHeadRead = () => {
+      tb.head = async () => {
+        const read = await head();
+        tb.head = head;
+        saved = await writer.save((await ta.publish({ data: 1 })).cursor);
+        return read;
+      };
+    };
+    raceNextHeadRead();
+    const loaded = await reader.load();
+    expect(tb.cursorSequence(loaded!)).toBeLessThanOrEqual(tb.cursorSequence(saved!));
+    raceNextHeadRead();
+    const reconciled = await reader.reconcile();
+    // Never backwards: the cursor saved meanwhile stays.
+    expect(reconciled).toBe(saved);
+    expect(await reader.load()).toBe(saved);
+  });
 });
