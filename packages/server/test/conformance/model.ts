@@ -89,9 +89,8 @@ export class CursorModel {
 
   /**
    * What resuming from `from` must give: a mismatch for another incarnation, invalid past the
-   * head, a gap when the
-   * window no longer starts right after the position (every removal counts, whoever's events
-   * they were), else exactly the tenant's events after it, in order.
+   * head, a gap when the window no longer starts right after the position (every removal
+   * counts, whoever's events they were), else exactly the tenant's events after it, in order.
    */
   expect(from: Position, tenant: string | undefined, until = Infinity): Expectation {
     if (from.k < 0) return { kind: "invalid" };
