@@ -7,17 +7,22 @@
  * tenant-scoped checkpoint applies the watermark rule: when the tenant has no event after the
  * cursor, it saves the topic's head instead, so retention driven by other tenants does not
  * overtake an idle tenant's position. `reconcile()` applies the same rule to the saved cursor.
+ *
+ * A cursor past the head was never issued by the topic: `save()` refuses it, `load()` of one
+ * stored by an earlier release fails, `reconcile()` moves it to the head and `save()` replaces it.
  */
 import {
   assertTenantId,
   CursorMismatchError,
   decodeCursor,
   InvalidArgumentError,
+  InvalidCursorError,
   type Cursor,
 } from "@tidemark/shared";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { checkpointBucket, checkpointKey } from "./broker-names.js";
 import { isWrongLastSequence } from "./errors.js";
+import { assertNotPastHead } from "./past-head.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { TopicRuntime } from "./runtime.js";
 import type { Checkpoint, Topic } from "./types.js";
@@ -92,12 +97,25 @@ class KvCheckpoint implements Checkpoint {
     );
   }
 
+  /**
+   * A saved cursor past the head: no release checks this now, but an earlier one saved any
+   * cursor, and since saves never move back one minted cursor pinned the checkpoint.
+   */
+  #poisoned(saved: Cursor, headSeq: number): InvalidCursorError {
+    return new InvalidCursorError(
+      `checkpoint ${JSON.stringify(this.name)} of topic ${JSON.stringify(this.#topic.id)} holds a cursor past the head (sequence ${decodeCursor(saved).sequence}, head ${headSeq}), which the topic never issued: reconcile() moves it to the head, or save() the cursor you applied`,
+    );
+  }
+
   async load(): Promise<Cursor | undefined> {
     const kv = await this.#kv();
-    const { incarnation } = await this.#head();
+    // The KV read first: a cursor saved before the head read below is never past that head.
     const { cursor } = await this.#read(kv);
     if (cursor === undefined) return undefined;
+    const { head, incarnation } = await this.#head();
     if (!sameIncarnation(cursor, incarnation)) throw this.#mismatch(cursor);
+    const headSeq = this.#topic.cursorSequence(head);
+    if (decodeCursor(cursor).sequence > headSeq) throw this.#poisoned(cursor, headSeq);
     return cursor;
   }
 
@@ -108,16 +126,23 @@ class KvCheckpoint implements Checkpoint {
     if (!sameIncarnation(cursor, incarnation)) {
       throw new CursorMismatchError(`cursor belongs to an earlier incarnation of topic ${JSON.stringify(this.#topic.id)}`);
     }
-    return this.#advance(kv, await this.#watermark(seq, head));
+    const headSeq = this.#topic.cursorSequence(head);
+    // Read after the cursor was issued, so a cursor the topic issued is never past it.
+    assertNotPastHead(this.#topic.id, seq, headSeq);
+    return this.#advance(kv, await this.#watermark(seq, head), headSeq);
   }
 
   async reconcile(): Promise<Cursor | undefined> {
     const kv = await this.#kv();
-    const { head, incarnation } = await this.#head();
-    const { cursor } = await this.#read(kv);
+    const { cursor } = await this.#read(kv); // before the head read, as in load()
     if (cursor === undefined) return undefined;
+    const { head, incarnation } = await this.#head();
     if (!sameIncarnation(cursor, incarnation)) throw this.#mismatch(cursor);
-    return this.#advance(kv, await this.#watermark(this.#topic.cursorSequence(cursor), head));
+    const headSeq = this.#topic.cursorSequence(head);
+    const seq = this.#topic.cursorSequence(cursor);
+    // A poisoned checkpoint moves to the head: #advance replaces a saved cursor past it.
+    if (seq > headSeq) return this.#advance(kv, headSeq, headSeq);
+    return this.#advance(kv, await this.#watermark(seq, head), headSeq);
   }
 
   /**
@@ -136,14 +161,21 @@ class KvCheckpoint implements Checkpoint {
     return headSeq;
   }
 
-  /** Compare-and-set until the saved cursor is at least `seq`; returns the saved cursor. */
-  async #advance(kv: KV, seq: number): Promise<Cursor> {
+  /**
+   * Compare-and-set until the saved cursor is at least `seq`; returns the saved cursor. A saved
+   * cursor past the head (`headSeq`, read before) is not a position: it is replaced.
+   */
+  async #advance(kv: KV, seq: number, headSeq: number): Promise<Cursor> {
     const cursor = this.#topic.cursorAt(seq);
     const { incarnation } = decodeCursor(cursor);
     for (;;) {
       const saved = await this.#read(kv);
-      if (saved.cursor !== undefined && sameIncarnation(saved.cursor, incarnation) && decodeCursor(saved.cursor).sequence >= seq) {
-        return saved.cursor;
+      if (saved.cursor !== undefined && sameIncarnation(saved.cursor, incarnation)) {
+        const savedSeq = decodeCursor(saved.cursor).sequence;
+        // Another process may have saved a newer cursor since the head was read: a head read
+        // after this KV read decides (one more request, only when the saved cursor is past it).
+        if (savedSeq > headSeq) headSeq = this.#topic.cursorSequence(await this.#topic.head());
+        if (savedSeq >= seq && savedSeq <= headSeq) return saved.cursor;
       }
       try {
         if (saved.revision === 0) await kv.create(this.#key, cursor);

@@ -21,6 +21,7 @@ import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
 import { isNoMessageFound } from "./errors.js";
 import type { TopicRuntime } from "./runtime.js";
+import { assertNotPastHead } from "./past-head.js";
 import { parseDeclaration } from "./streams.js";
 import { TopicNotFoundError } from "@tidemark/shared";
 import { sleep } from "./sleep.js";
@@ -107,6 +108,9 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
       `topic ${JSON.stringify(rt.options.id)} was destroyed and re-created since this cursor was issued; it does not name a position in the topic that exists now`,
     );
   }
+  // Past the head: never issued (past-head.ts), also refused for an empty range. The window
+  // read above is the one every read makes, so the check costs no request.
+  if (after !== undefined) assertNotPastHead(rt.options.id, after, info.state.last_seq);
   // A finite read ends at the head it captured, also when `until` is past it.
   const last = opts.follow ? Number.POSITIVE_INFINITY : Math.min(until ?? info.state.last_seq, info.state.last_seq);
   // An empty range (until <= after) yields nothing, once the cursors are known to be this stream's.

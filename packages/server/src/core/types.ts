@@ -150,14 +150,22 @@ export interface DeadLetters<T = unknown> {
 export interface Checkpoint {
   readonly name: string;
   readonly tenantId: string | undefined;
-  /** The saved cursor, or undefined. CursorMismatchError when the topic was re-created since. */
+  /**
+   * The saved cursor, or undefined. CursorMismatchError when the topic was re-created since;
+   * InvalidCursorError when the saved cursor is past the head (repair it with `reconcile()`).
+   */
   load(): Promise<Cursor | undefined>;
   /**
    * Saves "applied up to `cursor`" unless a later cursor is saved already; returns the saved
    * cursor. With a tenant, saves the topic's head instead when the tenant has no event after it.
+   * A cursor past the head is an InvalidCursorError (nothing saved); a saved cursor past the
+   * head is replaced.
    */
   save(cursor: string): Promise<Cursor>;
-  /** Moves an idle tenant's saved cursor to the head (the save rule); returns the saved cursor. */
+  /**
+   * Moves an idle tenant's saved cursor to the head (the save rule), and a saved cursor past
+   * the head back to it; returns the saved cursor.
+   */
   reconcile(): Promise<Cursor | undefined>;
 }
 

@@ -3,7 +3,8 @@
  * duplicate at the seam (both sides are filtered by stream sequence), falls back to its own
  * replay when the window leaves it behind, and follows the hub's watermark while idle.
  */
-import { ClosedError, InvalidCursorError, type TidemarkEvent } from "@tidemark/shared";
+import { ClosedError, type TidemarkEvent } from "@tidemark/shared";
+import { assertNotPastHead } from "../core/past-head.js";
 import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
@@ -20,7 +21,7 @@ function startPosition(topic: Topic<unknown>, after: string | undefined, head: H
   const pos = topic.cursorSequence(after);
   // A bare sequence of another incarnation would resume mid-stream in the new one.
   if (!sameIncarnation(incarnationOf(after), head.incarnation)) throw recreated(topic.id);
-  if (pos > head.sequence) throw new InvalidCursorError(`the cursor is past the head of topic ${topic.id}`);
+  assertNotPastHead(topic.id, pos, head.sequence);
   return pos;
 }
 

@@ -54,6 +54,17 @@ class Save implements Cmd {
   toString = () => `save(${this.reader}, ${typeof this.how === "number" ? `not-a-cursor ${this.how}` : this.how})`;
 }
 
+/** Saves a cursor minted with `cursorAt()` past the head: the highest sequence, or the next one. */
+class SavePastHead implements Cmd {
+  constructor(
+    readonly reader: ReaderName,
+    readonly how: "max" | "next",
+  ) {}
+  check = (m: Readonly<World>) => !m.readers[this.reader]!.held;
+  run = (_: World, w: World) => w.savePastHead(this.reader, this.how);
+  toString = () => `savePastHead(${this.reader}, ${this.how})`;
+}
+
 class ReplayUntil implements Cmd {
   constructor(
     readonly reader: ReaderName,
@@ -120,6 +131,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.tuple(fc.constantFrom<string | undefined>("c", "b", undefined), fc.integer({ min: 2, max: 9 })).map(([t, n]) => new Pressure(t, n)),
   fc.tuple(fc.constantFrom<"self" | "other">("self", "other"), fc.boolean()).map(([by, keep]) => new Recreate(by, keep)),
   fc.tuple(readerName, fc.constantFrom<"watermark" | "latest" | number>("watermark", "latest", "watermark", "latest", 0, 1, 2, 3)).map(([r, h]) => new Save(r, h)),
+  fc.tuple(readerName, fc.constantFrom<"max" | "next">("max", "next")).map(([r, h]) => new SavePastHead(r, h)),
   fc.tuple(readerName, readerName).map(([r, u]) => new ReplayUntil(r, u)),
   tenant.map((t) => new LiveProbe(t)),
   fc.tuple(readerName, fc.constantFrom<Path>("replay", "follow", "hub", "bridge")).map(([r, p]) => new Resume(r, p)),
@@ -129,3 +141,31 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.constant(new RestartBridge()),
   fc.integer({ min: 100, max: 1_500 }).map((ms) => new Idle(ms)),
 ];
+
+/**
+ * A fixed list that takes a cursor minted past the head through every read path (the random
+ * lists reach each only by chance): each must refuse it as `invalid` while it is past the head,
+ * and a held bridge subscription goes on from the reset's head. `next` then becomes an ordinary
+ * position once the topic reaches it.
+ */
+export function pastHeadCommands(): Cmd[] {
+  const max = (r: ReaderName) => new SavePastHead(r, "max");
+  return [
+    new Publish("a", undefined),
+    new Publish("b", undefined),
+    ...(["replay", "follow", "hub", "bridge"] as const).flatMap((p) => [max("ra"), new Resume("ra", p)]),
+    max("all"),
+    new ReplayUntil("all", "ra"),
+    max("rb"),
+    new Hold("rb", "hub"),
+    new SavePastHead("ra", "next"),
+    new Hold("ra", "bridge"),
+    new Publish("a", undefined),
+    new Release("ra"),
+    new SavePastHead("rb", "next"),
+    new Publish("c", undefined),
+    new Resume("rb", "replay"),
+    new SavePastHead("all", "next"),
+    new ReplayUntil("ra", "all"),
+  ];
+}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createSync, type Sync } from "../../src/index.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
-import { commandArbitraries, READERS } from "./commands.js";
+import { commandArbitraries, pastHeadCommands, READERS } from "./commands.js";
 import { checkModel, modelSettings, withBrokerLog } from "./run.js";
 import { HUB_OPTIONS, System } from "./system.js";
 import { World } from "./world.js";
@@ -52,4 +52,16 @@ describe("conformance: the cursor contract (model)", () => {
     },
     modelSettings(OPTIONS).timeLimitMs + 60_000,
   );
+
+  it("cursor contract - a cursor minted past the head is refused as invalid on every path", async () => {
+    const world = new World(new System(main, other, "pasthead"));
+    try {
+      await world.init(READERS);
+      await fc.asyncModelRun(() => ({ model: world, real: world }), pastHeadCommands());
+    } catch (err) {
+      throw withBrokerLog(err, nats);
+    } finally {
+      await world.dispose();
+    }
+  }, 120_000);
 });

@@ -88,13 +88,16 @@ export class CursorModel {
   }
 
   /**
-   * What resuming from `from` must give: a mismatch for another incarnation, a gap when the
-   * window no longer starts right after the position (every removal counts, whoever's events
-   * they were), else exactly the tenant's events after it, in order.
+   * What resuming from `from` must give: a mismatch for another incarnation, invalid past the
+   * head, a gap when the window no longer starts right after the position (every removal
+   * counts, whoever's events they were), else exactly the tenant's events after it, in order.
    */
   expect(from: Position, tenant: string | undefined, until = Infinity): Expectation {
     if (from.k < 0) return { kind: "invalid" };
     if (from.k !== this.k) return { kind: "mismatch" };
+    // Past the head: a cursor the topic never issued (a minted one). Refused on every path, also
+    // for an empty range; once the topic reaches that sequence it is an ordinary position.
+    if (from.seq > this.last) return { kind: "invalid" };
     // replay({ after, until }) with until <= after: an empty range, nothing to miss.
     if (until <= from.seq) return { kind: "events", events: [] };
     if (this.window.first > from.seq + 1) return { kind: "gap" };

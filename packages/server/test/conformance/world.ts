@@ -122,6 +122,17 @@ export class World {
     }
   }
 
+  /**
+   * A cursor of this incarnation minted past the head (`cursorAt()`): the highest sequence a
+   * cursor can carry, which stays past the head, or the next sequence, which the next publish
+   * makes an ordinary position. Every path must refuse it while it is past the head.
+   */
+  savePastHead(name: string, how: "max" | "next"): Promise<void> {
+    const seq = how === "max" ? Number.MAX_SAFE_INTEGER : this.model.last + 1;
+    this.readers[name]!.saved = { cursor: this.system.topic.cursorAt(seq), k: this.model.k, seq };
+    return Promise.resolve();
+  }
+
   async resume(name: string, path: Path): Promise<void> {
     const reader = this.readers[name]!;
     const [strict, known] = this.#expect(reader, path);

@@ -1,8 +1,22 @@
 import { describe, it, expect } from "vitest";
 import { CursorMismatchError, InvalidArgumentError, InvalidCursorError } from "../../src/index.js";
-import { failure, useCoreFixture } from "./fixture.js";
+import { Kvm } from "@nats-io/kv";
+import { checkpointBucket, checkpointKey } from "../../src/core/broker-names.js";
+import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
+
+/** Stores `cursor` under a checkpoint's key as an earlier release (which saved any cursor) could. */
+async function storeRaw(namespace: string, topicId: string, name: string, tenantId: string | undefined, cursor: string): Promise<void> {
+  const kv = await new Kvm(fx.nc).open(checkpointBucket(namespace));
+  await kv.put(checkpointKey(topicId, name, tenantId), cursor);
+}
+
+function expectPastHead(err: Error & { code?: string }): void {
+  expect(err).toBeInstanceOf(InvalidCursorError);
+  expect(err.code).toBe("INVALID_CURSOR");
+  expect(err.message).toMatch(/past the head/);
+}
 
 describe("checkpoint", () => {
   it("checkpoint - load is undefined until saved; save keeps the later cursor, never an earlier one", async () => {
@@ -119,5 +133,85 @@ describe("checkpoint", () => {
     const other = s.topic<number>({ id: "cp.other" });
     expect(await failure(cp.save((await other.publish({ data: 1 })).cursor))).toBeInstanceOf(CursorMismatchError);
     expect(await cp.load()).toBeUndefined();
+  });
+
+  it("checkpoint - save refuses a cursor past the head and stores nothing", async () => {
+    const t = fx.sync().topic<number>({ id: "cp.pasthead" });
+    const r1 = await t.publish({ data: 1, tenantId: "a" });
+    await t.publish({ data: 2, tenantId: "b" });
+    const cp = t.checkpoint("indexer");
+    expectPastHead(await failure(cp.save(t.cursorAt(Number.MAX_SAFE_INTEGER))));
+    expect(await cp.load()).toBeUndefined();
+    expect(await cp.save(r1.cursor)).toBe(r1.cursor);
+    // One sequence past the head is refused as well; the saved cursor stays.
+    expectPastHead(await failure(cp.save(t.cursorAt(3))));
+    expect(await cp.load()).toBe(r1.cursor);
+    const tenant = t.checkpoint("indexer", { tenantId: "a" });
+    expectPastHead(await failure(tenant.save(t.cursorAt(Number.MAX_SAFE_INTEGER))));
+    expect(await tenant.load()).toBeUndefined();
+  });
+
+  it("checkpoint - a poisoned checkpoint (stored past the head) fails load(); reconcile() moves it to the head", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "cp.poisoned" });
+    await t.publish({ data: 1, tenantId: "a" });
+    await t.publish({ data: 2, tenantId: "b" });
+    const cp = t.checkpoint("view", { tenantId: "a" });
+    await cp.load(); // creates the bucket
+    await storeRaw(s.namespace, t.id, "view", "a", t.cursorAt(Number.MAX_SAFE_INTEGER));
+    const err = await failure(cp.load());
+    expectPastHead(err);
+    expect(err.message).toMatch(/reconcile\(\)/);
+    const head = await t.head();
+    expect(await cp.reconcile()).toBe(head);
+    expect(await cp.load()).toBe(head);
+    // Repaired: the checkpoint moves on again and a replay from it sees what follows.
+    const next = await t.publish({ data: 3, tenantId: "a" });
+    expect((await collect(t.replay({ after: (await cp.load())!, tenantId: "a" }))).map((e) => e.data)).toEqual([3]);
+    expect(await cp.save(next.cursor)).toBe(next.cursor);
+    expect(await cp.load()).toBe(next.cursor);
+  });
+
+  it("checkpoint - save() replaces a poisoned checkpoint with the caller's cursor, lower or not", async () => {
+    const s = fx.sync();
+    const t = s.topic<number>({ id: "cp.poisoned.save" });
+    const r1 = await t.publish({ data: 1 });
+    await t.publish({ data: 2 });
+    const cp = t.checkpoint("indexer");
+    await cp.load();
+    await storeRaw(s.namespace, t.id, "indexer", undefined, t.cursorAt(Number.MAX_SAFE_INTEGER));
+    // Never backwards applies to cursors the topic issued; the poisoned one is not one of them.
+    expect(await cp.save(r1.cursor)).toBe(r1.cursor);
+    expect(await cp.load()).toBe(r1.cursor);
+  });
+
+  it("checkpoint - a cursor saved by another process between a head read and the KV read is never taken for one past the head", async () => {
+    const a = fx.sync();
+    const b = fx.sync({ namespace: a.namespace });
+    const ta = a.topic<number>({ id: "cp.fresh" });
+    const tb = b.topic<number>({ id: "cp.fresh" });
+    const writer = ta.checkpoint("indexer");
+    const reader = tb.checkpoint("indexer");
+    await writer.save((await ta.publish({ data: 0 })).cursor);
+    // The real topic, with the other process's publish and save put right after b's next head
+    // read: the race, every time instead of by chance.
+    const head = tb.head.bind(tb);
+    let saved: string | undefined;
+    const raceNextHeadRead = () => {
+      tb.head = async () => {
+        const read = await head();
+        tb.head = head;
+        saved = await writer.save((await ta.publish({ data: 1 })).cursor);
+        return read;
+      };
+    };
+    raceNextHeadRead();
+    const loaded = await reader.load();
+    expect(tb.cursorSequence(loaded!)).toBeLessThanOrEqual(tb.cursorSequence(saved!));
+    raceNextHeadRead();
+    const reconciled = await reader.reconcile();
+    // Never backwards: the cursor saved meanwhile stays.
+    expect(reconciled).toBe(saved);
+    expect(await reader.load()).toBe(saved);
   });
 });
