@@ -8,6 +8,7 @@ import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
 import { ackWaitMs, ensureConsumers } from "./consumer.js";
 import { claimSubject, durableName, redriveSubject } from "../core/broker-names.js";
 import { resolveProcessOptions } from "./options.js";
+import { assertNotPastHead } from "../core/past-head.js";
 import { ProcessWorker } from "./worker.js";
 
 /**
@@ -32,6 +33,12 @@ export async function startWorker<T>(
   const adoptLease = !resolved.leaseDeclared;
   try {
     const { nc, js, jsm, incarnation } = await runtime.ready();
+    // The one past-head rule (core/past-head.ts): a durable consumer at a sequence the topic never
+    // issued would wait there silently. One stream-info read, only for `start: { after }`.
+    if (resolved.start.kind === "after") {
+      const info = await runtime.streamInfo();
+      assertNotPastHead(runtime.options.id, resolved.start.sequence, info?.state.last_seq ?? 0);
+    }
     const durable = durableName(runtime.namespace, runtime.options.id, resolved.consumer);
     const label = `process(): consumer ${JSON.stringify(resolved.consumer)} of topic ${JSON.stringify(runtime.options.id)}`;
     const info = await ensureConsumers(

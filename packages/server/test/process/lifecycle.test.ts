@@ -112,6 +112,24 @@ describe("process declaration", () => {
     expect(garbage).toBeInstanceOf(InvalidCursorError);
   });
 
+  it("process - start after a cursor past the head is refused with InvalidCursorError and creates no consumer (the one past-head rule)", async () => {
+    const topic = fx.topic<number>();
+    await topic.publish({ data: 1 });
+    for (const after of [topic.cursorAt(2), topic.cursorAt(2 ** 53 - 1)]) {
+      const err = await rejection(topic.process({ consumer: "ahead", start: { after }, delivery }, () => undefined));
+      expect(err).toBeInstanceOf(InvalidCursorError);
+      expect((err as Error).message).toMatch(/past the head/);
+    }
+    expect(await consumerInfo(fx, topic, "ahead").catch(() => "missing")).toBe("missing");
+    // The head itself is a cursor the topic issued: a worker from it sees the next event.
+    const seen: number[] = [];
+    const w = await topic.process({ consumer: "ahead", start: { after: await topic.head() }, delivery }, (e) => void seen.push(e.data));
+    await topic.publish({ data: 2 });
+    await until(() => seen.length === 1, 10_000, "the event after the head");
+    await w.stop();
+    expect(seen).toEqual([2]);
+  });
+
   it("process - start applies when the consumer is created; a later worker resumes where the consumer is", async () => {
     const topic = fx.topic<number>();
     const r = [];
