@@ -138,6 +138,30 @@ describe("hostile: signed tokens", () => {
     expect(alice.log.filter((f) => f.type === "event").map((f) => (f.event as { data: { n: number } }).data.n)).toEqual([4]);
   });
 
+  it("tokens - what a tenant learns of others on a shared topic is the count of their events, nothing of them (documented limitation)", async () => {
+    const { topic, run } = await start(tokenAuthenticator({ key: secret }));
+    const alice = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"]));
+    const { hub } = await alice.subscribe({ id: "a", topic: "tokens", tenantId: "a" });
+    const before = decodeCursor(String((await alice.next((f) => f.type === "caught_up")).cursor)).sequence;
+    const theirs = [];
+    for (let n = 0; n < 37; n++) theirs.push(await topic.publish({ data: { n: 1000 + n }, tenantId: "bob-secret" }));
+    await topic.publish({ data: { n: 1 }, tenantId: "a" });
+    const [own] = await alice.events(String(hub), 1);
+    // The leak, as docs/bridge.md states it: sequences are the topic's, so the gap counts them...
+    expect((own!.event as { streamSequence: number }).streamSequence - before).toBe(38);
+    // ...and a fresh subscribe's watermark is the head, whenever it is asked (the timing).
+    const probe = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"]));
+    await probe.subscribe({ id: "p", topic: "tokens", tenantId: "a" });
+    expect(decodeCursor(String((await probe.next((f) => f.type === "caught_up")).cursor)).sequence).toBe(before + 38);
+    // What it does not reveal: their tenant, data, event ids or cursors reach none of alice's frames.
+    const frames = [...alice.log, ...probe.log];
+    const events = frames.filter((f) => f.type === "event").map((f) => f.event as { eventId: string; cursor: string });
+    expect(theirs.filter((r) => events.some((e) => e.eventId === r.eventId || e.cursor === r.cursor))).toEqual([]);
+    const seen = JSON.stringify(frames);
+    expect(seen).not.toContain("bob-secret");
+    expect(seen).not.toContain('"n":10');
+  });
+
   it("tokens - cursors reveal no tenant: the same position has the same cursor for every tenant, and it decodes to topic and sequence only", async () => {
     const { topic } = await start(tokenAuthenticator({ key: secret }));
     const secretTenant = "acme-secret-customer";
