@@ -35,9 +35,14 @@ test("demo hosts - a page under another name that resolves to the demo (DNS rebi
     const read = await page.evaluate(async () => {
       const token = await fetch("/api/token", { headers: { "x-tidemark-demo": "1" } });
       const events = await fetch("/api/events?tenantId=acme");
-      return { token: token.status, tokenBody: await token.text(), events: events.status, eventsBody: await events.text() };
+      const socket = await new Promise<string>((resolve) => {
+        const ws = new WebSocket(`ws://${location.host}/ws`);
+        ws.onopen = () => resolve("open");
+        ws.onerror = () => resolve("refused");
+      });
+      return { token: token.status, tokenBody: await token.text(), events: events.status, eventsBody: await events.text(), socket };
     });
-    expect(read).toMatchObject({ token: 403, events: 403 });
+    expect(read).toMatchObject({ token: 403, events: 403, socket: "refused" });
     expect(read.tokenBody).not.toContain("token\":\"ey");
     expect(read.eventsBody).not.toContain("ids");
   } finally {
