@@ -11,7 +11,8 @@ import { TidemarkProvider, useConnection, useFeed, useLiveFeed } from "@tidemark
 const params = new URLSearchParams(location.search);
 const options: ClientOptions = {
   url: "/ws",
-  getToken: async () => ((await (await fetch("/api/token")).json()) as { token: string }).token,
+  // The demo gives a token only to a page that sends this header (another site cannot).
+  getToken: async () => ((await (await fetch("/api/token", { headers: { "x-tidemark-demo": "1" } })).json()) as { token: string }).token,
   reconnect: { baseMs: 250, maxMs: 3_000 },
 };
 

@@ -8,7 +8,7 @@ import { bodyLimit } from "hono/body-limit";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { isTidemarkError, type Topic } from "@tidemark/server";
 import { DEMO_USERS, USER_COOKIE, mayAccess, userOf, DEMO_TOPIC, type DemoAuth } from "./auth.js";
-import { bearerAuth, jsonOnly, sameOrigin, type DemoEnv } from "./guards.js";
+import { bearerAuth, jsonOnly, ownHost, ownPage, sameOrigin, type DemoEnv } from "./guards.js";
 
 export interface Note {
   text: string;
@@ -26,6 +26,8 @@ export interface DemoAppOptions {
   auth: DemoAuth;
   /** Origins allowed to publish: the demo's own. */
   origins: readonly string[];
+  /** Names the demo answers to in `Host` (lower case, no port), on every route: see `ownHost`. */
+  hosts: readonly string[];
   /** The bridge's app (`/ws`, `/healthz`, `/readyz`, `/metrics`), mounted before the page. */
   bridge?: Hono;
 }
@@ -35,17 +37,20 @@ export const MAX_COUNT = 100;
 /** Largest publish body accepted (a 500-character text fits many times over). */
 const MAX_BODY_BYTES = 8 * 1024;
 
-/** @example serveBridge(bridge, { app: createDemoApp({ topic, connections, distDir, bridge: bridge.app }) }) */
+/** @example serveBridge(bridge, { app: createDemoApp({ topic, connections, distDir, auth, origins, hosts, bridge: bridge.app }) }) */
 export function createDemoApp(options: DemoAppOptions): Hono {
   const { topic, auth } = options;
   const app = new Hono();
+  // First, for every route (the bridge's upgrade included): a page of another site that reaches
+  // this server by DNS rebinding gets nothing, not even the page.
+  app.use("*", ownHost(options.hosts));
 
   // The demo's users have no password: "login" signs a token for the signed-in user (the
   // demo_user cookie, default ada). The client's getToken uses /api/token, counted (it asks
   // once per browser profile, not once per tab); the page's publish form and scripts use
   // /api/login, not counted. /api/login with {user} also signs in as that user (sets the cookie).
   let tokens = 0;
-  app.get("/api/token", async (c) => {
+  app.get("/api/token", ownPage(), async (c) => {
     tokens++;
     c.header("cache-control", "no-store");
     return c.json(await auth.issue(userOf(c.req.header("cookie"))));

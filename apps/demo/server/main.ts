@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { createNodeBridge, createSync, expose, serveBridge, type Durability, type LogLevel } from "@tidemark/server";
 import { createDemoApp, type Note } from "./app.js";
 import { DEMO_TOPIC, createDemoAuth, mayAccess, type Principal } from "./auth.js";
+import { LOOPBACK_NAMES } from "./guards.js";
 
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.TIDEMARK_DATA_DIR ?? ".tidemark");
@@ -21,6 +22,8 @@ const auth = createDemoAuth({ secret: process.env.DEMO_TOKEN_SECRET || undefined
 const origins = process.env.DEMO_ORIGINS
   ? process.env.DEMO_ORIGINS.split(",").map((o) => o.trim())
   : [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+// Names the demo answers to in Host: loopback, and the hosts of DEMO_ORIGINS (a public name).
+const hosts = demoHosts(origins);
 const logLevel = (process.env.DEMO_LOG_LEVEL ?? "warn") as LogLevel;
 const distDir = relative(process.cwd(), fileURLToPath(new URL("../dist", import.meta.url))) || ".";
 
@@ -48,7 +51,7 @@ const bridge = createNodeBridge<Principal>({
   sync,
   logLevel,
 });
-const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, auth, origins });
+const app = createDemoApp({ topic, connections: () => bridge.connectionCount, distDir, bridge: bridge.app, auth, origins, hosts });
 const server = await serveBridge(bridge, { app, port, hostname: "127.0.0.1" });
 const nats = await sync.server();
 console.log(`tidemark demo on ${server.url} (data in ${dataDir})`);
@@ -56,6 +59,18 @@ console.log(
   `nats-server ${nats.version} (${nats.embedded?.binary}), durability ${nats.embedded?.durability}: ` +
     (nats.embedded?.durability === "fsync" ? "fsync before every acknowledgement" : "a crash of the process loses nothing; a power failure may"),
 );
+
+function demoHosts(allowed: readonly string[]): string[] {
+  const names = new Set<string>(LOOPBACK_NAMES);
+  for (const origin of allowed) {
+    try {
+      names.add(new URL(origin).hostname.toLowerCase());
+    } catch {
+      throw new Error(`DEMO_ORIGINS: ${JSON.stringify(origin)} is not an origin (scheme://host[:port])`);
+    }
+  }
+  return [...names];
+}
 
 function parseDurability(value: string | undefined): Durability | undefined {
   if (!value) return undefined;

@@ -30,7 +30,8 @@ tenantSelect.value = tenant;
 const client = createClient({
   url: "/ws",
   getToken: async () => {
-    const res = await fetch("/api/token");
+    // The header tells the server this is the demo's own page (another site's page cannot send it).
+    const res = await fetch("/api/token", { headers: { "x-tidemark-demo": "1" } });
     if (!res.ok) throw new Error(`token: HTTP ${res.status}`);
     return ((await res.json()) as { token: string }).token;
   },

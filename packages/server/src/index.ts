@@ -56,8 +56,10 @@ export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub } from "./hub/registry.js";
 export { hubRegistryOf } from "./hub/feature.js";
 export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
-export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS } from "./bridge/index.js";
+export { createBridge, expose, createNodeBridge, serveBridge, DEFAULT_LIMITS, WHOLE_TOPIC } from "./bridge/index.js";
 export type {
+  WholeTopicGrant,
+  AuthorizeResult,
   Bridge,
   BridgeOptions,
   BridgeLimits,

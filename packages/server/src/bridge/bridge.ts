@@ -57,7 +57,7 @@ export interface Bridge {
  * @example
  * import { upgradeWebSocket } from "@hono/node-server";
  * const bridge = createBridge({
- *   topics: [{ topic: notifications(), authorize: (user, { tenantId }) => tenantId === user.id }],
+ *   topics: [{ topic: notifications(), authorize: (user, { tenantId }) => tenantId !== undefined && tenantId === user.id }],
  *   authenticate: (token) => verify(token),
  *   upgradeWebSocket,
  *   sync,

@@ -13,6 +13,7 @@ import {
   type SubscribeFrame,
 } from "@tidemark/shared";
 import type { ExposedTopic } from "./options.js";
+import { grants, refusal } from "./grant.js";
 import { encode, parseClientFrame, ProtocolError } from "./frames.js";
 import { Subscription, type SubscriptionSink } from "./subscription.js";
 import { Session } from "./session.js";
@@ -160,7 +161,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     this.authEpoch++;
     for (const sub of this.subs) {
       if (sub.stopped || this.state !== "open") continue;
-      const allowed = await this.#authorize(sub.topicName, sub.tenantId, sub.mode, sub.exposed);
+      const allowed = grants(await this.#authorize(sub.topicName, sub.tenantId, sub.mode, sub.exposed), sub.tenantId);
       if (!allowed && !sub.stopped) this.endSubscription(sub, ErrorCode.Forbidden, "access to this subscription was revoked");
     }
   }
@@ -169,9 +170,10 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     for (const sub of this.subs) this.endSubscription(sub, code, message);
   }
 
-  async #authorize(topic: string, tenantId: string | undefined, mode: SubscribeFrame["mode"], exposed: ExposedTopic<P>): Promise<boolean> {
+  /** `authorize`'s answer (false when it threw); `grants()` says what it allows. */
+  async #authorize(topic: string, tenantId: string | undefined, mode: SubscribeFrame["mode"], exposed: ExposedTopic<P>): Promise<unknown> {
     try {
-      return (await exposed.authorize(this.principal as P, { topic, tenantId, mode })) === true;
+      return await exposed.authorize(this.principal as P, { topic, tenantId, mode });
     } catch (err) {
       this.context.log("warn", "authorize threw", { connection: this.id, topic, error: String(err) });
       return false;
@@ -212,15 +214,15 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
         return refuse(ErrorCode.InvalidArgument, `already subscribed to this topic and tenant as ${JSON.stringify(sub.id)}`);
       }
     }
-    let allowed = false;
+    let answer: unknown = false;
     for (let epoch = -1; epoch !== this.authEpoch && this.state === "open"; ) {
       epoch = this.authEpoch;
-      allowed = await this.#authorize(topic, tenantId, mode, exposed);
+      answer = await this.#authorize(topic, tenantId, mode, exposed);
     }
     if (this.state !== "open") return;
-    if (!allowed) {
+    if (!grants(answer, tenantId)) {
       this.context.log("info", "subscription forbidden", { connection: this.id, topic, tenantId, principal: this.principalKey });
-      return refuse(ErrorCode.Forbidden, "not allowed to subscribe to this topic and tenant");
+      return refuse(ErrorCode.Forbidden, refusal(answer, tenantId));
     }
     const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });
     if (this.#subs) this.#subs.push(sub);

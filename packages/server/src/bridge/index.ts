@@ -4,5 +4,7 @@ export type { Bridge } from "./bridge.js";
 export { createNodeBridge, serveBridge } from "./node.js";
 export type { ServeBridgeOptions, BridgeServer } from "./node.js";
 export { DEFAULT_LIMITS } from "./options.js";
+export { WHOLE_TOPIC } from "./grant.js";
+export type { WholeTopicGrant, AuthorizeResult } from "./grant.js";
 export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "./options.js";
 export type { Logger, LogFunction, LogRecord, LogLevel } from "./log.js";

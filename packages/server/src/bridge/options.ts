@@ -7,11 +7,13 @@ import type { UpgradeWebSocket } from "hono/ws";
 import type { Sync, Topic } from "../core/types.js";
 import { bridgeLog, consoleLogger, type Log, type LogFunction, type Logger, type LogLevel } from "./log.js";
 import { originCheck, type OriginCheck } from "./origin.js";
+import type { AuthorizeResult } from "./grant.js";
 
 /** What `authorize` is asked about. */
 export interface AuthorizeRequest {
   /** The exposed name of the topic (its id unless exposed under another name). */
   topic: string;
+  /** The tenant asked for; undefined asks for every tenant's events (see `WHOLE_TOPIC`). */
   tenantId: string | undefined;
   mode: SubscriptionMode;
 }
@@ -22,8 +24,12 @@ export interface ExposedTopic<P = unknown> {
   topic: Topic<any>;
   /** The name clients subscribe to. @default topic.id */
   name?: string;
-  /** Decides each subscription; checked on every subscribe and resume, and again on refresh. */
-  authorize(principal: P, request: AuthorizeRequest): boolean | Promise<boolean>;
+  /**
+   * Decides each subscription; checked on every subscribe and resume, and again on refresh.
+   * `true` grants a subscribe to the request's tenant; a subscribe without a tenant (every
+   * tenant's events) needs `WHOLE_TOPIC` (`{ wholeTopic: true }`), and anything else refuses.
+   */
+  authorize(principal: P, request: AuthorizeRequest): AuthorizeResult | Promise<AuthorizeResult>;
   /** Modes clients may use. @default ["hub", "live"] */
   modes?: SubscriptionMode[];
 }

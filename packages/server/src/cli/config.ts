@@ -7,10 +7,15 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Sync, TopicOptions } from "../core/types.js";
 import type { BridgeOptions, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
+import type { AuthorizeResult } from "../bridge/grant.js";
 
 /** A topic declared by the config: its declaration plus who may read it. */
 export interface ConfigTopic<P = unknown> extends TopicOptions {
-  authorize(principal: P, request: AuthorizeRequest): boolean | Promise<boolean>;
+  /**
+   * `true` grants one tenant's subscribe; a subscribe without a tenant needs `{ wholeTopic: true }`.
+   * @example authorize: (user, { tenantId }) => tenantId !== undefined && user.tenants.includes(tenantId)
+   */
+  authorize(principal: P, request: AuthorizeRequest): AuthorizeResult | Promise<AuthorizeResult>;
   /** The name clients use. @default id */
   name?: string;
   modes?: SubscriptionMode[];
@@ -68,7 +73,10 @@ export async function resolveConfig<P>(mod: ConfigModule<P>, sync: Sync): Promis
   return { config, topics };
 }
 
-/** The config used without `--config`: one demo topic anyone may read. For trying things out only. */
+/**
+ * The config used without `--config`: one demo topic whose tenants anyone may read. For trying
+ * things out only. `true` grants tenant subscribes, not a tenant-less read of the whole topic.
+ */
 export const devConfig: TidemarkConfig<{ id: string }> = {
   topics: [{ id: "demo.notifications", authorize: () => true }],
   authenticate: (token) => ({ id: token }),

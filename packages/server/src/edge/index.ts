@@ -65,6 +65,8 @@ export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOption
 export { createBridge, expose } from "../bridge/bridge.js";
 export type { Bridge } from "../bridge/bridge.js";
 export { DEFAULT_LIMITS } from "../bridge/options.js";
+export { WHOLE_TOPIC } from "../bridge/grant.js";
+export type { WholeTopicGrant, AuthorizeResult } from "../bridge/grant.js";
 export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
 export type { Logger, LogFunction, LogRecord, LogLevel } from "../bridge/log.js";
 export { PROCESS_DEFAULTS } from "../process/options.js";

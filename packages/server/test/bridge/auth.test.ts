@@ -1,6 +1,7 @@
 import { describe, it, expect } from "vitest";
+import { WHOLE_TOPIC } from "../../src/index.js";
 import { TestClient } from "./client.js";
-import { ownTenants, useBridgeFixture } from "./fixture.js";
+import { ownTenants, useBridgeFixture, type User } from "./fixture.js";
 
 const fx = useBridgeFixture();
 
@@ -14,6 +15,57 @@ describe("bridge auth", () => {
     const err = await client.subscribe({ id: "s", topic: "notes", tenantId: "a" }).catch((e) => e.frame);
     expect(err).toMatchObject({ type: "error", id: "s", code: "FORBIDDEN" });
     await expect(client.subscribe({ id: "t", topic: "notes", tenantId: "b" })).resolves.toMatchObject({ type: "subscribed" });
+  });
+
+  it("bridge - true grants tenant-scoped subscribes only; a tenant-less one needs the whole-topic grant, in hub and live mode", async () => {
+    fx.tokens.set("bob", { id: "bob", tenants: ["b"] });
+    fx.tokens.set("root", { id: "root", tenants: [] });
+    fx.tokens.set("odd", { id: "odd", tenants: [] });
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    // Careless on purpose: says true to everything except what it grants root and odd.
+    const lookalikes: unknown[] = [{ wholeTopic: "yes" }, { wholeTopic: 1 }, "wholeTopic", 1, { wholetopic: true }];
+    let odd = 0;
+    const authorize = (user: User, { tenantId }: { tenantId: string | undefined }) => {
+      if (user.id === "root") return tenantId === undefined ? WHOLE_TOPIC : false;
+      if (user.id === "odd") return lookalikes[odd++ % lookalikes.length] as boolean;
+      return true;
+    };
+    const run = await fx.start({ topics: [{ topic, authorize }] }, sync);
+    const bob = await run.connect("bob");
+    for (const mode of ["hub", "live"] as const) {
+      const refused = await bob.subscribe({ id: `all-${mode}`, topic: "notes", mode }).catch((e) => e.frame);
+      expect(refused, mode).toMatchObject({ type: "error", code: "FORBIDDEN" });
+      expect(String(refused.message)).toContain("wholeTopic");
+    }
+    await expect(bob.subscribe({ id: "a", topic: "notes", tenantId: "a" })).resolves.toMatchObject({ type: "subscribed" });
+    const oddOne = await run.connect("odd");
+    for (let i = 0; i < lookalikes.length; i++) {
+      expect(await oddOne.subscribe({ id: `o${i}`, topic: "notes" }).catch((e) => e.frame), JSON.stringify(lookalikes[i])).toMatchObject({ code: "FORBIDDEN" });
+    }
+    const root = await run.connect("root");
+    const { hub } = await root.subscribe({ id: "all", topic: "notes" });
+    await root.next((f) => f.type === "caught_up");
+    await topic.publish({ data: 1, tenantId: "a" });
+    await topic.publish({ data: 2, tenantId: "b" });
+    expect((await root.events(String(hub), 2)).map((f) => (f.event as { data: number }).data)).toEqual([1, 2]);
+  });
+
+  it("bridge - a whole-topic grant taken back ends the tenant-less subscription on reauthorize", async () => {
+    const admin: User & { admin?: boolean } = { id: "admin", tenants: [], admin: true };
+    fx.tokens.set("admin", admin);
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    const authorize = (user: User & { admin?: boolean }, { tenantId }: { tenantId: string | undefined }) =>
+      tenantId === undefined ? (user.admin === true ? { wholeTopic: true as const } : true) : true;
+    const run = await fx.start({ topics: [{ topic, authorize }] }, sync);
+    const client = await run.connect("admin");
+    await client.subscribe({ id: "all", topic: "notes" });
+    await client.subscribe({ id: "a", topic: "notes", tenantId: "a" });
+    admin.admin = false; // true still grants the tenant "a", no longer the whole topic
+    await run.bridge.reauthorize();
+    expect(await client.next((f) => f.type === "unsubscribed")).toMatchObject({ id: "all", code: "FORBIDDEN" });
+    expect(client.log.filter((f) => f.type === "unsubscribed")).toHaveLength(1);
   });
 
   it("bridge - only exposed topics are reachable", async () => {

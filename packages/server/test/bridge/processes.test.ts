@@ -50,7 +50,7 @@ describe("bridge processes", () => {
       config,
       `export default {
         namespace: ${JSON.stringify(namespace)},
-        topics: [{ id: "alerts", authorize: (user, { tenantId }) => tenantId === user.id }],
+        topics: [{ id: "alerts", authorize: (user, { tenantId }) => tenantId !== undefined && tenantId === user.id }],
         authenticate: (token) => (token.startsWith("user-") ? { id: token.slice(5) } : null),
       };`,
     );

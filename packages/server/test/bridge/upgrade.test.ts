@@ -131,7 +131,7 @@ describe("bridge upgrade cost", () => {
     const { port, path } = await serve("own app", { origins: ["https://app.example"] });
     using requests = countRequests();
     const client = await TestClient.connect(`ws://127.0.0.1:${port}${path}`, "finn", { origin: "https://app.example", headers: { cookie: "a=b" } });
-    client.send({ type: "subscribe", id: "s", topic: "notes", mode: "hub" });
+    client.send({ type: "subscribe", id: "s", topic: "notes", tenantId: "f", mode: "hub" });
     await client.next((f) => f.type === "caught_up");
     client.close();
     expect(requests.built).toBe(0);

@@ -3,7 +3,7 @@
  * a second Sync (another process) that can destroy and re-create it, and a bridge on a port
  * that survives restarts.
  */
-import { createNodeBridge, expose, serveBridge, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
+import { createNodeBridge, expose, serveBridge, WHOLE_TOPIC, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
 
 /** What the suite publishes: a counter and some padding to push the byte window. */
 export interface Payload {
@@ -65,7 +65,8 @@ export class System {
   /** Starts the bridge (again on the same port after a restart). */
   async startBridge(): Promise<void> {
     const bridge = createNodeBridge<{ id: string }>({
-      topics: [expose(this.topic, () => true)],
+      // The suite's one reader reads every tenant, and the whole topic (its reader "all").
+      topics: [expose(this.topic, () => WHOLE_TOPIC)],
       authenticate: (token) => (token === READER_TOKEN ? { id: "reader" } : undefined),
       principalKey: (p) => p.id,
       sync: this.main,

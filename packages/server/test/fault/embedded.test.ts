@@ -21,7 +21,7 @@ describe("fault: the embedded nats-server", () => {
     const sync = createSync({ namespace: uniqueNamespace(), embedded: { dataDir, websocket: false }, requestTimeoutMs: 2_000 });
     const topic = sync.topic<{ n: number }>(faultTopicOptions(1));
     const bridge = createNodeBridge<{ id: string; tenant: string }>({
-      topics: [{ topic, authorize: (p, r) => r.tenantId === p.tenant }],
+      topics: [{ topic, authorize: (p, r) => r.tenantId !== undefined && r.tenantId === p.tenant }],
       authenticate: (token) => ({ id: token, tenant: token.slice(token.indexOf("@") + 1) }),
       sync,
       logger: () => undefined,

@@ -22,7 +22,7 @@ export function faultTopicOptions(replicas: number) {
 export function faultConfigSource(namespace: string, replicas: number, extra = ""): string {
   return `export default {
   namespace: ${JSON.stringify(namespace)},
-  topics: [{ ...${JSON.stringify(faultTopicOptions(replicas))}, authorize: (p, r) => r.tenantId === p.tenant }],
+  topics: [{ ...${JSON.stringify(faultTopicOptions(replicas))}, authorize: (p, r) => r.tenantId !== undefined && r.tenantId === p.tenant }],
   authenticate: (token) => { const at = token.indexOf("@"); return at > 0 ? { id: token, tenant: token.slice(at + 1) } : null; },
   logLevel: "warn",
   ${extra}

@@ -104,6 +104,64 @@ describe("hostile: signed tokens", () => {
     expect((await again.closed).code).toBe(4401);
   });
 
+  it("tokens - a principal of raw claims (sub, no id) cannot read the whole topic through the rule tenantId === user.id", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<{ n: number }>({ id: "tokens" });
+    type Claims = { sub: string; id?: string };
+    // The rule the docs showed before: with raw claims `user.id` is undefined, and so is the
+    // tenant of a tenant-less subscribe, so it says true to reading every tenant.
+    const documentedBefore = (user: Claims, { tenantId }: { tenantId: string | undefined }) => tenantId === user.id;
+    // The rule the docs show now: defined values only, and the tenant named by the token.
+    const documentedNow = (user: Claims, { tenantId }: { tenantId: string | undefined }) => tenantId !== undefined && tenantId === user.sub;
+    const rawClaims = tokenAuthenticator<Claims>({ key: secret, principal: (claims) => claims as Claims });
+    const run = await fx.start(
+      {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        topics: [{ topic, authorize: documentedBefore as any }, { topic, name: "tokens.now", authorize: documentedNow as any }],
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        authenticate: rawClaims as any,
+        principalKey: undefined,
+      },
+      sync,
+    );
+    const alice = await TestClient.connect(run.wsUrl, await hs256("alice", []));
+    for (const [id, name, mode] of [["w", "tokens", "hub"], ["wl", "tokens", "live"], ["n", "tokens.now", "hub"]] as const) {
+      expect(await alice.subscribe({ id, topic: name, mode }).catch((e) => e.frame), `${name} ${mode}`).toMatchObject({ type: "error", code: "FORBIDDEN" });
+    }
+    const own = await alice.subscribe({ id: "own", topic: "tokens.now", tenantId: "alice" });
+    await alice.next((f) => f.type === "caught_up");
+    for (let n = 1; n <= 3; n++) await topic.publish({ data: { n }, tenantId: n === 2 ? "carol" : "bob" });
+    await topic.publish({ data: { n: 4 }, tenantId: "alice" });
+    const [mine] = await alice.events(String(own.hub), 1);
+    expect((mine!.event as { data: { n: number } }).data.n).toBe(4);
+    // None of the 3 foreign events reached the socket (before: all 3, on the tenant-less hub).
+    expect(alice.log.filter((f) => f.type === "event").map((f) => (f.event as { data: { n: number } }).data.n)).toEqual([4]);
+  });
+
+  it("tokens - what a tenant learns of others on a shared topic is the count of their events, nothing of them (documented limitation)", async () => {
+    const { topic, run } = await start(tokenAuthenticator({ key: secret }));
+    const alice = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"]));
+    const { hub } = await alice.subscribe({ id: "a", topic: "tokens", tenantId: "a" });
+    const before = decodeCursor(String((await alice.next((f) => f.type === "caught_up")).cursor)).sequence;
+    const theirs = [];
+    for (let n = 0; n < 37; n++) theirs.push(await topic.publish({ data: { n: 1000 + n }, tenantId: "bob-secret" }));
+    await topic.publish({ data: { n: 1 }, tenantId: "a" });
+    const [own] = await alice.events(String(hub), 1);
+    // The leak, as docs/bridge.md states it: sequences are the topic's, so the gap counts them...
+    expect((own!.event as { streamSequence: number }).streamSequence - before).toBe(38);
+    // ...and a fresh subscribe's watermark is the head, whenever it is asked (the timing).
+    const probe = await TestClient.connect(run.wsUrl, await hs256("alice", ["a"]));
+    await probe.subscribe({ id: "p", topic: "tokens", tenantId: "a" });
+    expect(decodeCursor(String((await probe.next((f) => f.type === "caught_up")).cursor)).sequence).toBe(before + 38);
+    // What it does not reveal: their tenant, data, event ids or cursors reach none of alice's frames.
+    const frames = [...alice.log, ...probe.log];
+    const events = frames.filter((f) => f.type === "event").map((f) => f.event as { eventId: string; cursor: string });
+    expect(theirs.filter((r) => events.some((e) => e.eventId === r.eventId || e.cursor === r.cursor))).toEqual([]);
+    const seen = JSON.stringify(frames);
+    expect(seen).not.toContain("bob-secret");
+    expect(seen).not.toContain('"n":10');
+  });
+
   it("tokens - cursors reveal no tenant: the same position has the same cursor for every tenant, and it decodes to topic and sequence only", async () => {
     const { topic } = await start(tokenAuthenticator({ key: secret }));
     const secretTenant = "acme-secret-customer";
