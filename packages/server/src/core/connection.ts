@@ -15,6 +15,7 @@ import { featuresOf, type ServerFeatures } from "./features.js";
 import { ConnectionDrops } from "./connection-drops.js";
 import { PublishRequests } from "./publish-request.js";
 import { sleep } from "./sleep.js";
+import type { BrokerInUse } from "./broker-log.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -31,6 +32,10 @@ export interface ConnectorOptions {
   requestTimeoutMs?: number;
   /** Bound on a whole `publish()`, retries included (capped at the topic's dedupe window). @default 10000 */
   publishTimeoutMs?: number;
+  /** How long a publish attempt waits for a connection that is down. @default 2000 */
+  connectWaitMs?: number;
+  /** Told once, when the connection first comes up, which broker it reached. */
+  connected?(broker: BrokerInUse): void;
 }
 
 /** Live handles. */
@@ -142,6 +147,11 @@ export class Connector {
       await this.#shutdown(conn);
       throw new ClosedError("this Sync is closed");
     }
+    this.#options.connected?.(
+      embedded
+        ? { kind: "embedded", url: embedded.url, dataDir: embedded.dataDir, version: conn.serverVersion }
+        : { kind: "external", servers, version: conn.serverVersion },
+    );
     return conn;
   }
 
