@@ -11,7 +11,10 @@ import type { Sync } from "./core/types.js";
 import { hubRegistries } from "./hub/feature.js";
 import { workers } from "./process/feature.js";
 
-/** Options for the process default from the environment. */
+/**
+ * The broker the environment chooses: TIDEMARK_NATS_URL (comma-separated servers), else the
+ * embedded server under TIDEMARK_DATA_DIR. `createSync()` uses it when its options name no broker.
+ */
 export function syncOptionsFromEnv(env: Record<string, string | undefined> = process.env): SyncOptions {
   const url = env.TIDEMARK_NATS_URL;
   return url ? { nats: { servers: url } } : { embedded: { dataDir: env.TIDEMARK_DATA_DIR } };

@@ -124,13 +124,17 @@ class JetStreamSync implements Sync {
     this.#makeHubs = p.hubs;
     const broker = chooseBroker(options, p);
     const logger = loggerOf(options.logger);
+    const { connectWaitMs } = options;
+    if (connectWaitMs !== undefined && !(Number.isFinite(connectWaitMs) && connectWaitMs >= 0)) {
+      throw new InvalidArgumentError(`connectWaitMs must be a non-negative number of milliseconds, got ${String(connectWaitMs)}`);
+    }
     this.#connector = new Connector({
       transport: p.transport,
       nats: broker.nats,
       embedded: broker.embedded,
       requestTimeoutMs: options.requestTimeoutMs,
       publishTimeoutMs: options.publishTimeoutMs,
-      connectWaitMs: options.connectWaitMs,
+      connectWaitMs,
       // Once per Sync: the connector opens one connection for its whole life.
       connected: (inUse) => {
         const { fields, msg } = brokerLine(namespace, broker.from, inUse);
