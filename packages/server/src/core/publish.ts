@@ -174,7 +174,8 @@ class PublishCall {
     // first connect was refused (nothing listens there; nats.js tried every server once). The
     // call ends now, saying so, rather than retrying blind until the deadline.
     if (err instanceof ConnectionDown || (!handles && connectionRefused(err))) throw this.notSent(err as Error);
-    // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+    // A dropped connection: send again at once (held until the connection is back, at most
+    // connectWaitMs: publish-request.ts). The dropped attempt may have arrived.
     if (err instanceof ConnectionDropped) {
       this.maybeStored = true;
       return 0;
