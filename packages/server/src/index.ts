@@ -3,6 +3,7 @@
 // in node-sync.ts and passed to every Sync it makes; no module registers anything on import.
 export { createSync, syncOptionsFromEnv, configureSync, lazySync, getDefaultSync } from "./node-sync.js";
 export type { SyncOptions } from "./core/sync.js";
+export type { SyncLogger } from "./core/broker-log.js";
 export type { ExternalNatsOptions } from "./core/connection.js";
 export { TOPIC_DEFAULTS } from "./core/options.js";
 export type {

@@ -13,8 +13,9 @@ import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
 import { ConnectionDrops } from "./connection-drops.js";
-import { PublishRequests } from "./publish-request.js";
+import { CONNECT_WAIT_MS, PublishRequests } from "./publish-request.js";
 import { sleep } from "./sleep.js";
+import type { BrokerInUse } from "./broker-log.js";
 
 /** Connection to an existing NATS server or cluster. */
 export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
@@ -31,6 +32,10 @@ export interface ConnectorOptions {
   requestTimeoutMs?: number;
   /** Bound on a whole `publish()`, retries included (capped at the topic's dedupe window). @default 10000 */
   publishTimeoutMs?: number;
+  /** How long a publish attempt waits for a connection that is down. @default 2000 */
+  connectWaitMs?: number;
+  /** Told once, when the connection first comes up, which broker it reached. */
+  connected?(broker: BrokerInUse): void;
 }
 
 /** Live handles. */
@@ -75,12 +80,15 @@ export class Connector {
     return this.#options.publishTimeoutMs ?? 10_000;
   }
 
+  get connectWaitMs(): number {
+    return this.#options.connectWaitMs ?? CONNECT_WAIT_MS;
+  }
+
   /** True while the connection is up (false before first use). */
   get connected(): boolean {
     const nc = this.#current?.nc;
-    return !!nc && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined && !this.#reconnecting;
+    return !!nc && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined && !this.drops.down;
   }
-  #reconnecting = false;
 
   connection(): Promise<Connection> {
     if (this.#closed) return Promise.reject(new ClosedError("this Sync is closed"));
@@ -142,6 +150,11 @@ export class Connector {
       await this.#shutdown(conn);
       throw new ClosedError("this Sync is closed");
     }
+    this.#options.connected?.(
+      embedded
+        ? { kind: "embedded", url: embedded.url, dataDir: embedded.dataDir, version: conn.serverVersion }
+        : { kind: "external", servers, version: conn.serverVersion },
+    );
     return conn;
   }
 
@@ -173,7 +186,7 @@ export class Connector {
   /** The publish requests of `nc` (one inbox subscription per connection), made on first use. */
   publishRequests(nc: NatsConnection): PublishRequests {
     let requests = this.#publishRequests.get(nc);
-    if (requests === undefined) this.#publishRequests.set(nc, (requests = new PublishRequests(nc, this.drops)));
+    if (requests === undefined) this.#publishRequests.set(nc, (requests = new PublishRequests(nc, this.drops, { connectWaitMs: this.connectWaitMs })));
     return requests;
   }
 
@@ -184,9 +197,9 @@ export class Connector {
 
   async #watch(nc: NatsConnection): Promise<void> {
     for await (const s of nc.status()) {
-      if (s.type === "disconnect" || s.type === "reconnecting") this.#reconnecting = true;
-      else if (s.type === "reconnect") this.#reconnecting = false;
-      if (s.type === "disconnect") this.drops.dropped();
+      if (s.type === "disconnect") this.drops.disconnected(s.server);
+      else if (s.type === "reconnecting") this.drops.dialing();
+      else if (s.type === "reconnect") this.drops.reconnected();
     }
   }
 

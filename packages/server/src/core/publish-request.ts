@@ -11,11 +11,18 @@
  *   a JetStream API error in the answer JetStreamApiError   (by its `err_code`)
  *   the connection dropped              ConnectionDropped   (sent again at once, maybe stored)
  *   the connection closed               ClosedConnectionError (permanent)
- * An answer after its attempt timed out finds no token and is dropped.
+ *   the connection stayed down          ConnectionDown      (never sent: nothing stored)
+ * An answer after its attempt timed out finds no token and is dropped. An attempt made while
+ * the connection is down is not handed to nats.js, which would buffer it and discard the
+ * buffer at its next dial (the attempt then waited its whole timeout, for an answer that could
+ * not come): it waits for the reconnect, at most `connectWaitMs`, then is sent or fails.
  */
 import { ClosedConnectionError, createInbox, NoRespondersError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiError, JetStreamError, type ApiError, type PubAck } from "@nats-io/jetstream";
 import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
+
+/** How long an attempt waits for a connection that is down, by default (ms). */
+export const CONNECT_WAIT_MS = 2_000;
 
 interface Pending {
   resolve(ack: PubAck): void;
@@ -38,9 +45,17 @@ export class PublishRequests {
   /** When the timer fires (Infinity: no timer). */
   #timerAt = Infinity;
   #closed: Error | undefined;
+  readonly #drops: Pick<ConnectionDrops, "watch" | "down" | "back" | "notConnected">;
+  readonly #connectWaitMs: number;
 
-  constructor(nc: NatsConnection, drops: Pick<ConnectionDrops, "watch">) {
+  constructor(
+    nc: NatsConnection,
+    drops: Pick<ConnectionDrops, "watch" | "down" | "back" | "notConnected">,
+    options: { connectWaitMs?: number } = {},
+  ) {
     this.#nc = nc;
+    this.#drops = drops;
+    this.#connectWaitMs = options.connectWaitMs ?? CONNECT_WAIT_MS;
     // The application's `inboxPrefix` (for permissions) holds for these replies too.
     this.#inbox = `${createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix)}.`;
     nc.subscribe(`${this.#inbox}*`, {
@@ -66,9 +81,28 @@ export class PublishRequests {
     return this.#pending.size;
   }
 
-  /** Publishes `bytes` to `subject` and resolves with the stream's acknowledgement. */
+  /**
+   * Publishes `bytes` to `subject` and resolves with the stream's acknowledgement. While the
+   * connection is down it first waits for it (at most `connectWaitMs`, and inside `timeoutMs`).
+   */
   send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
     if (this.#closed) return Promise.reject(this.#closed);
+    if (this.#drops.down) return this.#sendWhenBack(subject, bytes, headers, timeoutMs);
+    return this.#send(subject, bytes, headers, timeoutMs);
+  }
+
+  async #sendWhenBack(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
+    const started = Date.now();
+    const waitMs = Math.min(this.#connectWaitMs, timeoutMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([this.#drops.back, late, this.#nc.closed()]).finally(() => clearTimeout(timer));
+    if (this.#closed) throw this.#closed;
+    if (this.#drops.down) throw this.#drops.notConnected();
+    return this.#send(subject, bytes, headers, Math.max(1, timeoutMs - (Date.now() - started)));
+  }
+
+  #send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
     const token = (this.#next++).toString(36);
     const expires = Date.now() + timeoutMs;
     return new Promise<PubAck>((resolve, reject) => {

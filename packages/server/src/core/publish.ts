@@ -19,7 +19,7 @@ import { nuid, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import type { PubAck } from "@nats-io/jetstream";
 import { EXPECTED_STREAM, MSG_ID, PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
 import type { PublishRequests } from "./publish-request.js";
-import { ConnectionDropped } from "./connection-drops.js";
+import { ConnectionDown, ConnectionDropped } from "./connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions, PublishReceipt } from "./types.js";
@@ -170,7 +170,12 @@ class PublishCall {
     // error keeps naming the last real failure (the broker it could not reach).
     if (err instanceof DeadlineReached) return 0;
     this.lastError = err;
-    // A dropped connection: send again at once (nats.js holds it until it has reconnected).
+    // Never sent: the connection stayed down for connectWaitMs (publish-request.ts), or the
+    // first connect was refused (nothing listens there; nats.js tried every server once). The
+    // call ends now, saying so, rather than retrying blind until the deadline.
+    if (err instanceof ConnectionDown || (!handles && connectionRefused(err))) throw this.notSent(err as Error);
+    // A dropped connection: send again at once (held until the connection is back, at most
+    // connectWaitMs: publish-request.ts). The dropped attempt may have arrived.
     if (err instanceof ConnectionDropped) {
       this.maybeStored = true;
       return 0;
@@ -190,6 +195,16 @@ class PublishCall {
     this.reprovisioned = true;
     this.ctx.reprovision();
     return 0;
+  }
+
+  /** No attempt (or no further attempt) reached a broker: `err` says why. */
+  notSent(err: Error): BrokerUnavailableError {
+    const { ctx, maybeStored } = this;
+    return new BrokerUnavailableError(
+      `publish to topic ${JSON.stringify(ctx.topic)} failed: ${err.message}; ` +
+        (maybeStored ? "an earlier attempt went unanswered: the event may have been stored" : "nothing was stored"),
+      { cause: err, maybeStored },
+    );
   }
 
   /** The deadline passed without an acknowledgement. */
@@ -274,6 +289,18 @@ export function receiptOf(ack: PubAck, incarnation: string, prefix: string, idem
     // own earlier attempt, i.e. this call's event.
     duplicate: idempotencyKey !== undefined && ack.duplicate,
   };
+}
+
+/**
+ * A connect that found nothing listening: nats.js's `ConnectionError("connection refused")`
+ * (transport-node wraps ECONNREFUSED so), somewhere in the cause chain.
+ */
+export function connectionRefused(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true;
+    if (e.name === "ConnectionError" && e.message === "connection refused") return true;
+  }
+  return false;
 }
 
 /** True when the stream is confirmed missing; false when it exists or cannot be told in time. */

@@ -18,16 +18,31 @@ import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, 
 import { mapNatsError } from "./errors.js";
 import type { NatsTransport } from "../transport/types.js";
 import type { HubRegistryOptions } from "./hub-options.js";
+import { brokerLine, silentLogger, stderrLogger, type BrokerSource, type SyncLogger } from "./broker-log.js";
 
 export interface SyncOptions {
   /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */
   namespace?: string;
-  /** An existing NATS server or cluster. @default TIDEMARK_NATS_URL, else embedded */
+  /**
+   * An existing NATS server or cluster. Precedence: `nats`, else `embedded`, else the platform's
+   * default (Node: `TIDEMARK_NATS_URL`, else the embedded server under `TIDEMARK_DATA_DIR`).
+   * @default TIDEMARK_NATS_URL, else embedded
+   */
   nats?: ExternalNatsOptions;
-  /** Options of the embedded nats-server, used when `nats` is absent. */
+  /** The embedded nats-server, chosen explicitly (wins over `TIDEMARK_NATS_URL`); ignored when `nats` is given. */
   embedded?: EmbeddedNatsOptions;
+  /**
+   * Where the Sync logs, once, which broker it uses (at its first connection); pino-shaped.
+   * `false`: nothing. @default one line on stderr
+   */
+  logger?: SyncLogger | false;
   /** Bound on one broker request (one publish attempt included) while the broker is away. @default 5000 */
   requestTimeoutMs?: number;
+  /**
+   * How long a publish waits for a connection that is down (reconnecting) before it fails with
+   * nothing sent (`maybeStored: false`); a failover to another server takes one dial. @default 2000
+   */
+  connectWaitMs?: number;
   /**
    * Bound on a whole `publish()`: transient failures are retried with the same message id until
    * then, so one call stores at most one event. Capped at the topic's `dedupeWindowMs`. @default 10000
@@ -54,6 +69,31 @@ export interface CorePlatform {
   readonly transport: NatsTransport<EmbeddedNatsOptions>;
   /** Namespace when the options name none (Node: TIDEMARK_NAMESPACE). @default none: "app" */
   defaultNamespace?(): string | undefined;
+  /** The broker when the options name none (Node: TIDEMARK_NATS_URL, else embedded). @default none: embedded */
+  defaultBroker?(): DefaultBroker;
+}
+
+/** @internal The platform's choice of broker, and what made it. */
+export interface DefaultBroker {
+  nats?: ExternalNatsOptions;
+  embedded?: EmbeddedNatsOptions;
+  from: BrokerSource;
+}
+
+/** Options > the platform's default (the environment) > the embedded server. */
+function chooseBroker(options: SyncOptions, p: CorePlatform): DefaultBroker {
+  if (options.nats) return { nats: options.nats, from: "options" };
+  if (options.embedded) return { embedded: options.embedded, from: "options" };
+  return p.defaultBroker?.() ?? { from: "default" };
+}
+
+function loggerOf(logger: SyncOptions["logger"]): SyncLogger {
+  if (logger === undefined) return stderrLogger;
+  if (logger === false) return silentLogger;
+  if (typeof logger !== "object" || logger === null || typeof logger.info !== "function") {
+    throw new InvalidArgumentError("logger must be a pino-shaped logger (info, warn, error) or false");
+  }
+  return logger;
 }
 
 /** @internal A whole platform: the core's transport, plus the hub and worker modules. */
@@ -82,12 +122,24 @@ class JetStreamSync implements Sync {
     this.namespace = namespace;
     this.#hubOptions = options.hubs;
     this.#makeHubs = p.hubs;
+    const broker = chooseBroker(options, p);
+    const logger = loggerOf(options.logger);
+    const { connectWaitMs } = options;
+    if (connectWaitMs !== undefined && !(Number.isFinite(connectWaitMs) && connectWaitMs >= 0)) {
+      throw new InvalidArgumentError(`connectWaitMs must be a non-negative number of milliseconds, got ${String(connectWaitMs)}`);
+    }
     this.#connector = new Connector({
       transport: p.transport,
-      nats: options.nats,
-      embedded: options.embedded,
+      nats: broker.nats,
+      embedded: broker.embedded,
       requestTimeoutMs: options.requestTimeoutMs,
       publishTimeoutMs: options.publishTimeoutMs,
+      connectWaitMs,
+      // Once per Sync: the connector opens one connection for its whole life.
+      connected: (inUse) => {
+        const { fields, msg } = brokerLine(namespace, broker.from, inUse);
+        logger.info(fields, msg);
+      },
     });
     const workers = p.workers;
     this.#host = {

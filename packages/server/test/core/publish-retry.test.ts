@@ -69,6 +69,33 @@ describe("publish retries", () => {
     }
   });
 
+  it("publish - an attempt in flight when the connection drops keeps maybeStored true when the connection then stays down, and it may indeed be stored", async () => {
+    await using nats = await startTestNats();
+    // The attempt outlives the stale-connection drop (two missed pings, 4-6 s): the drop, not
+    // a timeout, ends it; the re-send is held while the connection is down (connectWaitMs).
+    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url }, requestTimeoutMs: 20_000, publishTimeoutMs: 30_000, logger: false });
+    try {
+      const t = sync.topic<string>({ id: "retry.dropped" });
+      await t.publish({ data: "warm" });
+      await freeze(nats.pid);
+      const err = await t.publish({ data: "in-doubt", idempotencyKey: "doubt" }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(BrokerUnavailableError);
+      expect(err).toMatchObject({ maybeStored: true });
+      expect((err as Error).message).toContain("not connected");
+      expect((err as Error).message).toContain("may have been stored");
+      thaw(nats.pid);
+      // The frozen server may have had the bytes (its socket took them). Stored by it or not,
+      // the same key inside the dedupe window ends with the event stored once.
+      const again = await t.publish({ data: "in-doubt", idempotencyKey: "doubt" });
+      const events = await collect(t.replay());
+      expect(events.map((e) => e.data)).toEqual(["warm", "in-doubt"]);
+      expect(again.streamSequence).toBe(2);
+    } finally {
+      thaw(nats.pid);
+      await sync.close();
+    }
+  });
+
   it("publish - nothing can have been stored when no broker ever answered: maybeStored is false", async () => {
     const gone = await startTestNats();
     const url = gone.url;
