@@ -120,4 +120,14 @@ describe("unauthenticated - places", () => {
     count.shedLate(501);
     expect(shed).toEqual(["a:late"]);
   });
+
+  it("unauthenticated - a refused address is told when its oldest silent socket's deadline ends", () => {
+    const count = new UnauthenticatedCount({ ...limits, maxUnauthenticated: 100 });
+    const shed: string[] = [];
+    expect(count.retryAfterMs("10.0.0.1", 0)).toBe(10_000); // nothing waiting: the plain deadline bounds it
+    count.add("10.0.0.1", socket("a", shed), 1_000);
+    count.add("10.0.0.1", socket("b", shed), 2_000);
+    expect(count.retryAfterMs("10.0.0.1", 4_000)).toBe(7_000);
+    expect(count.retryAfterMs("::ffff:10.0.0.1", 4_000)).toBe(7_000);
+  });
 });

@@ -52,11 +52,13 @@ export class UnauthenticatedCount {
   readonly #silent = new Set<WaitingPlace>();
   readonly #max: number;
   readonly #maxPerAddress: number;
+  readonly #timeMs: number;
   readonly #pressureTimeMs: number;
 
   constructor(limits: UnauthenticatedLimits) {
     this.#max = limits.maxUnauthenticated;
     this.#maxPerAddress = limits.maxUnauthenticatedPerAddress;
+    this.#timeMs = limits.unauthenticatedTimeMs;
     this.#pressureTimeMs = Math.min(limits.unauthenticatedTimeMs, limits.unauthenticatedTimeUnderPressureMs);
   }
 
@@ -77,6 +79,18 @@ export class UnauthenticatedCount {
     const key = address === undefined ? undefined : addressKey(address);
     if (key !== undefined && (this.#groups.get(key)?.count ?? 0) >= this.#maxPerAddress) return false;
     return this.#total < this.#max || this.#silent.size > 0;
+  }
+
+  /**
+   * For a refused upgrade: when a place for `address` should be free, at the latest, in ms: its
+   * oldest silent socket's deadline, else the plain hello deadline (every waiting socket has
+   * said hello or is gone by then).
+   */
+  retryAfterMs(address: string | undefined, now = Date.now()): number {
+    const group = this.#groups.get(address === undefined ? undefined : addressKey(address));
+    const oldest = group?.silent.values().next().value;
+    if (!oldest) return this.#timeMs;
+    return Math.max(0, oldest.openedAt + (this.underPressure ? this.#pressureTimeMs : this.#timeMs) - now);
   }
 
   /** Gives `socket` a place, making room if the process cap is full; undefined when refused. */

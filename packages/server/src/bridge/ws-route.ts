@@ -99,6 +99,8 @@ class SocketEvents<P> implements WaitingSocket {
 export interface Refusal {
   status: 426 | 403 | 503;
   text: string;
+  /** The `Retry-After` header (seconds), when the refusal says when to come back. */
+  retryAfterSeconds?: number;
 }
 
 /** Where a bridge keeps its {@link WsRoute} (bridge.ts; read by node.ts). */
@@ -129,7 +131,10 @@ function refusal<P>(context: BridgeContext<P>, request: Request, address: string
   if (!context.unauthenticated.admits(address)) {
     metrics.bump(metrics.rejected, "unauthenticated_connections");
     context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
-    return { status: 503, text: "too many connections waiting for hello" };
+    // Honest and small: when this address's oldest waiting socket must be gone (issue 27 will
+    // give every refusal under load a hint; the client's backoff already spreads retries).
+    const retryAfterSeconds = Math.max(1, Math.ceil(context.unauthenticated.retryAfterMs(address) / 1000));
+    return { status: 503, text: "too many connections waiting for hello", retryAfterSeconds };
   }
   return undefined;
 }
@@ -142,7 +147,7 @@ export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): WsRo
   app.get(options.path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
     const refused = refusal(context, c.req.raw, remoteAddressOf(c.env));
-    if (refused) return c.text(refused.text, refused.status);
+    if (refused) return c.text(refused.text, refused.status, refused.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(refused.retryAfterSeconds) });
     return upgrade(c, next);
   });
 
