@@ -77,6 +77,7 @@ class SocketEvents<P> implements WaitingSocket {
     const { metrics } = this.#context;
     if (why === "evicted") {
       metrics.bump(metrics.rejected, "unauthenticated_evicted");
+      this.#context.warnOnce("unauthenticated_evicted", "maxUnauthenticated is full: silent sockets are closed (1013) to make room for new ones");
       connection.close(CloseCode.TryAgainLater, "evicted: too many connections waiting for hello");
       return;
     }
