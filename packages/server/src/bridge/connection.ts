@@ -20,6 +20,7 @@ import { Session } from "./session.js";
 import { TokenBucket } from "./rate.js";
 import type { BridgeContext } from "./context.js";
 import type { BridgeSocket } from "./socket.js";
+import type { WaitingPlace } from "./unauthenticated.js";
 
 /** Frames a connection may have waiting to be handled before it is closed as a protocol error. */
 const MAX_IN_FLIGHT = 256;
@@ -57,7 +58,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   }
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
-  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
+  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
     super(context, socket, request, cookieToken, counted);
     // The first ping comes between half and one interval after the connection opened: sockets
     // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.

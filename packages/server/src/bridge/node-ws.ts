@@ -44,9 +44,10 @@ function uncork(init: { uncorked(): void }, socket: { uncork(): void }): void {
   socket.uncork();
 }
 
-function refuse(socket: Duplex, status: number): void {
+function refuse(socket: Duplex, status: number, retryAfterSeconds?: number | string | null): void {
   if (socket.destroyed) return;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  const retryAfter = retryAfterSeconds == null || !/^\d+$/.test(String(retryAfterSeconds)) ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\n${retryAfter}Content-Length: 0\r\n\r\n`);
 }
 
 /**
@@ -64,7 +65,7 @@ export function handleUpgrades(
     socket.on("error", ignore);
     const answer = direct?.(req);
     if (answer !== undefined) {
-      if ("status" in answer) refuse(socket, answer.status);
+      if ("status" in answer) refuse(socket, answer.status, answer.retryAfterSeconds);
       else if (socket.destroyed) refuse(socket, 400);
       else wss.handleUpgrade(req, socket, head, (ws) => attach(ws, answer as WSEvents<WebSocket>));
       return;
@@ -80,7 +81,7 @@ export function handleUpgrades(
       }
       const events = slot.events;
       if (!events || socket.destroyed) {
-        refuse(socket, events ? 400 : response.status === 200 ? 400 : response.status);
+        refuse(socket, events ? 400 : response.status === 200 ? 400 : response.status, response.headers.get("retry-after"));
         return;
       }
       wss.handleUpgrade(req, socket, head, (ws) => attach(ws, events));

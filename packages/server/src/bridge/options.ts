@@ -46,11 +46,21 @@ export interface BridgeLimits {
   maxConnectionsPerPrincipal: number;
   /** Time from open to a valid `hello`, and from token expiry to a `refresh`. @default 10000 */
   unauthenticatedTimeMs: number;
-  /** Sockets of this process that have not said a valid `hello` yet. @default 1000 */
+  /**
+   * Time to a valid `hello` while at least half of `maxUnauthenticated` sockets are waiting
+   * (capped at `unauthenticatedTimeMs`): a crowd of silent sockets is cleared sooner. A socket
+   * whose first frame has arrived keeps `unauthenticatedTimeMs`. @default 2000
+   */
+  unauthenticatedTimeUnderPressureMs: number;
+  /**
+   * Sockets of this process that have not said a valid `hello` yet. When it is full, a new
+   * socket takes the place of the oldest silent one of the address that has the most (closed
+   * 1013); it is refused (503) only when none is silent. @default 1000
+   */
   maxUnauthenticated: number;
   /**
-   * Of those, from one remote address (the TCP peer: a proxy in front shares one). Over either
-   * limit the upgrade is refused with 503. @default 200
+   * Of those, from one remote address (the TCP peer: a proxy in front shares one; IPv6: one
+   * /64, IPv4-mapped IPv6: the IPv4 address). Over it the upgrade is refused with 503. @default 200
    */
   maxUnauthenticatedPerAddress: number;
   /** Socket send buffer above which a connection stops getting events until it drains. @default 1048576 */
@@ -110,6 +120,7 @@ export const DEFAULT_LIMITS: BridgeLimits = {
   subscribeRatePerSecond: 20,
   maxConnectionsPerPrincipal: 20,
   unauthenticatedTimeMs: 10_000,
+  unauthenticatedTimeUnderPressureMs: 2_000,
   maxUnauthenticated: 1000,
   maxUnauthenticatedPerAddress: 200,
   maxBufferedBytes: 1024 * 1024,

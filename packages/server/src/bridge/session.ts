@@ -10,12 +10,13 @@ import { Outbound } from "./outbound.js";
 import type { BridgeContext } from "./context.js";
 import type { BridgeSocket } from "./socket.js";
 import type { StateKind } from "./state.js";
+import type { WaitingPlace } from "./unauthenticated.js";
 
 export abstract class Session<P> extends Outbound<P> {
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
   #request: Request | KeptRequest;
-  /** Remote address while counted among the unauthenticated sockets (`hello` not done yet). */
-  #unauthenticated: { address: string | undefined } | undefined;
+  /** Its place among the unauthenticated sockets while counted there (`hello` not done yet). */
+  #unauthenticated: WaitingPlace | undefined;
   /**
    * Bumped whenever the principal's rights may have changed (reauthorize, refresh, expiry): a
    * subscribe whose `authorize` started under an older epoch is authorized again before it is
@@ -29,7 +30,7 @@ export abstract class Session<P> extends Outbound<P> {
   #principalId: string | undefined;
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
-  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: { address: string | undefined }) {
+  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
     super(context, socket);
     this.#request = request;
     this.#unauthenticated = counted;
@@ -220,7 +221,7 @@ export abstract class Session<P> extends Outbound<P> {
 
   #leaveUnauthenticated(): void {
     if (!this.#unauthenticated) return;
-    this.context.unauthenticated.remove(this.#unauthenticated.address);
+    this.context.unauthenticated.remove(this.#unauthenticated);
     this.#unauthenticated = undefined;
   }
 }

@@ -10,7 +10,8 @@ function contextOf(n: number, heartbeatMs: number, unauthenticatedTimeMs: number
       tick: (now: number) => visits.set(i, [...(visits.get(i) ?? []), now]),
     })),
   );
-  const context = { connections, options: { heartbeatMs, limits: { unauthenticatedTimeMs } } } as unknown as BridgeContext;
+  const unauthenticated = { shedLate: () => undefined };
+  const context = { connections, unauthenticated, options: { heartbeatMs, limits: { unauthenticatedTimeMs } } } as unknown as BridgeContext;
   return { context, connections, visits };
 }
 

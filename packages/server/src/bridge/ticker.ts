@@ -25,6 +25,9 @@ export function startTicker<P>(context: BridgeContext<P>): () => void {
   const timer = setInterval(() => {
     const now = Date.now();
     if (!sweep) {
+      // The shorter hello deadline under pressure: silent sockets are kept oldest first, so
+      // this looks only at the ones it closes (and one more).
+      context.unauthenticated.shedLate(now);
       sweep = context.connections.values();
       left = context.connections.size;
       tick = 0;

@@ -1,44 +1,207 @@
 /**
- * @internal Sockets that have not said a valid `hello` yet, per process and per remote address.
- * They cost a socket and its buffers before anyone vouched for them, so they are capped: over
- * either cap the upgrade is refused (503), or a socket that raced past the check is closed 1013.
+ * @internal Sockets that have not said a valid `hello` yet, per process and per remote address
+ * (an IPv6 /64 is one address). They cost a socket and its buffers before anyone vouched for
+ * them, so they are capped; but a neighbour that fills the process cap must not lock others
+ * out, so a full cap makes room instead of refusing: the oldest silent socket of the address
+ * holding the most is closed (1013). Past half the cap, silent sockets get a shorter deadline.
  */
+
+/** Why a waiting socket lost its place. */
+export type ShedReason =
+  /** The process cap is full and a newcomer takes the place. */
+  | "evicted"
+  /** No `hello` within the shorter deadline that applies past half the cap. */
+  | "late";
+
+/** A socket as the count sees it: something it can close. */
+export interface WaitingSocket {
+  /** Closes the socket; the count has already let go of its place. */
+  shed(why: ShedReason): void;
+}
+
+/** One socket's place in the count, from its open until its `hello` is done or it closes. */
+export class WaitingPlace {
+  /** The first frame arrived (a `hello` being authenticated): not shed, only the plain deadline applies. */
+  spoke = false;
+  removed = false;
+
+  constructor(
+    readonly key: string | undefined,
+    readonly openedAt: number,
+    readonly socket: WaitingSocket,
+  ) {}
+}
+
+/** The places of one address (key): how many, and its silent ones oldest first. */
+interface Group {
+  count: number;
+  readonly silent: Set<WaitingPlace>;
+}
+
+export interface UnauthenticatedLimits {
+  maxUnauthenticated: number;
+  maxUnauthenticatedPerAddress: number;
+  unauthenticatedTimeMs: number;
+  unauthenticatedTimeUnderPressureMs: number;
+}
+
 export class UnauthenticatedCount {
   #total = 0;
-  readonly #byAddress = new Map<string, number>();
+  readonly #groups = new Map<string | undefined, Group>();
+  /** Every silent place, oldest first (a Set keeps insertion order). */
+  readonly #silent = new Set<WaitingPlace>();
   readonly #max: number;
   readonly #maxPerAddress: number;
+  readonly #timeMs: number;
+  readonly #pressureTimeMs: number;
 
-  constructor(limits: { maxUnauthenticated: number; maxUnauthenticatedPerAddress: number }) {
+  constructor(limits: UnauthenticatedLimits) {
     this.#max = limits.maxUnauthenticated;
     this.#maxPerAddress = limits.maxUnauthenticatedPerAddress;
+    this.#timeMs = limits.unauthenticatedTimeMs;
+    this.#pressureTimeMs = Math.min(limits.unauthenticatedTimeMs, limits.unauthenticatedTimeUnderPressureMs);
   }
 
   get size(): number {
     return this.#total;
   }
 
-  /** Whether one more socket from `address` (undefined: unknown) would be admitted. */
+  /** At least half the process cap is waiting: silent sockets get the shorter deadline. */
+  get underPressure(): boolean {
+    return this.#total * 2 >= this.#max;
+  }
+
+  /**
+   * Whether one more socket from `address` (undefined: unknown) would get a place: its address
+   * is under its own cap, and the process has room or a silent socket to make room with.
+   */
   admits(address: string | undefined): boolean {
-    if (this.#total >= this.#max) return false;
-    return address === undefined || (this.#byAddress.get(address) ?? 0) < this.#maxPerAddress;
+    const key = address === undefined ? undefined : addressKey(address);
+    if (key !== undefined && (this.#groups.get(key)?.count ?? 0) >= this.#maxPerAddress) return false;
+    return this.#total < this.#max || this.#silent.size > 0;
   }
 
-  /** Counts a socket in; false (not counted) when over a cap. */
-  add(address: string | undefined): boolean {
-    if (!this.admits(address)) return false;
+  /**
+   * For a refused upgrade: when a place for `address` should be free, at the latest, in ms: its
+   * oldest silent socket's deadline, else the plain hello deadline (every waiting socket has
+   * said hello or is gone by then).
+   */
+  retryAfterMs(address: string | undefined, now = Date.now()): number {
+    const group = this.#groups.get(address === undefined ? undefined : addressKey(address));
+    const oldest = group?.silent.values().next().value;
+    if (!oldest) return this.#timeMs;
+    return Math.max(0, oldest.openedAt + (this.underPressure ? this.#pressureTimeMs : this.#timeMs) - now);
+  }
+
+  /** Gives `socket` a place, making room if the process cap is full; undefined when refused. */
+  add(address: string | undefined, socket: WaitingSocket, now = Date.now()): WaitingPlace | undefined {
+    this.shedLate(now);
+    if (!this.admits(address)) return undefined;
+    if (this.#total >= this.#max) this.#evict();
+    const key = address === undefined ? undefined : addressKey(address);
+    const place = new WaitingPlace(key, now, socket);
+    let group = this.#groups.get(key);
+    if (!group) this.#groups.set(key, (group = { count: 0, silent: new Set() }));
+    group.count++;
+    group.silent.add(place);
+    this.#silent.add(place);
     this.#total++;
-    if (address !== undefined) this.#byAddress.set(address, (this.#byAddress.get(address) ?? 0) + 1);
-    return true;
+    return place;
   }
 
-  remove(address: string | undefined): void {
-    this.#total--;
-    if (address === undefined) return;
-    const n = (this.#byAddress.get(address) ?? 1) - 1;
-    if (n <= 0) this.#byAddress.delete(address);
-    else this.#byAddress.set(address, n);
+  /** The socket sent its first frame: from now on it keeps its place until its deadline. */
+  spoke(place: WaitingPlace): void {
+    if (place.removed || place.spoke) return;
+    place.spoke = true;
+    this.#silent.delete(place);
+    this.#groups.get(place.key)?.silent.delete(place);
   }
+
+  /** The socket said hello or closed. Idempotent. */
+  remove(place: WaitingPlace): void {
+    if (place.removed) return;
+    place.removed = true;
+    this.#total--;
+    this.#silent.delete(place);
+    const group = this.#groups.get(place.key);
+    if (!group) return;
+    group.silent.delete(place);
+    if (--group.count <= 0) this.#groups.delete(place.key);
+  }
+
+  /** Under pressure, closes the silent sockets older than the shorter deadline (oldest first). */
+  shedLate(now: number): void {
+    for (const place of this.#silent) {
+      if (!this.underPressure || now - place.openedAt <= this.#pressureTimeMs) return;
+      this.remove(place);
+      place.socket.shed("late");
+    }
+  }
+
+  /**
+   * Closes the oldest silent socket of the address with the most silent sockets (a tie: the
+   * older one). A client that is alone on its address is reached only when every address
+   * holds at most one silent socket, and then only after all older ones.
+   */
+  #evict(): void {
+    let victim: WaitingPlace | undefined;
+    let most = 0;
+    for (const group of this.#groups.values()) {
+      const size = group.silent.size;
+      if (size === 0 || size < most) continue;
+      const oldest = group.silent.values().next().value as WaitingPlace;
+      if (size > most || oldest.openedAt < victim!.openedAt) {
+        victim = oldest;
+        most = size;
+      }
+    }
+    if (!victim) return;
+    this.remove(victim);
+    victim.socket.shed("evicted");
+  }
+}
+
+/**
+ * The key an address is counted under: an IPv4 address itself (an IPv4-mapped IPv6 address
+ * counts as its IPv4 address), and for IPv6 its /64 prefix: a host usually gets a whole /64,
+ * so counting single IPv6 addresses would let one host take the whole process cap. Anything
+ * else (a name, a malformed address) counts as itself.
+ */
+export function addressKey(address: string): string {
+  if (!address.includes(":")) return address;
+  const groups = ipv6Groups(address);
+  if (!groups) return address;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
+  }
+  const zone = address.indexOf("%");
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64${zone < 0 ? "" : address.slice(zone)}`;
+}
+
+const HEX_GROUP = /^[0-9a-f]{1,4}$/i;
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/** The eight 16-bit groups of an IPv6 address (`::` expanded, a dotted IPv4 tail read), or undefined. */
+function ipv6Groups(address: string): number[] | undefined {
+  const zone = address.indexOf("%");
+  let text = zone < 0 ? address : address.slice(0, zone);
+  const lastColon = text.lastIndexOf(":");
+  const v4 = IPV4.exec(text.slice(lastColon + 1));
+  if (v4) {
+    const b = v4.slice(1).map(Number);
+    if (b.some((n) => n > 255)) return undefined;
+    text = `${text.slice(0, lastColon + 1)}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const part = (s: string | undefined) => (s ? s.split(":") : []);
+  const head = part(halves[0]);
+  const tail = part(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
+  if (!all.every((g) => HEX_GROUP.test(g))) return undefined;
+  return all.map((g) => parseInt(g, 16));
 }
 
 /**

@@ -5,24 +5,27 @@
 import type { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type { WSContext, WSEvents } from "hono/ws";
-import { CloseCode } from "@tidemark/shared";
+import { CloseCode, ErrorCode, LimitName } from "@tidemark/shared";
 import { Connection } from "./connection.js";
 import type { BridgeContext } from "./context.js";
 import { sendDrain } from "./drain.js";
+import { encode } from "./frames.js";
 import { ContextSocket } from "./socket.js";
-import { remoteAddressOf } from "./unauthenticated.js";
+import { remoteAddressOf, type ShedReason, type WaitingPlace, type WaitingSocket } from "./unauthenticated.js";
 import { headerOf } from "./lazy-request.js";
 
 /**
  * The WebSocket events of one socket. A class, not an object of closures: these live as long as
  * the socket, and per-socket closures (and a kept upgrade request) add up at 10,000 sockets.
  */
-class SocketEvents<P> {
+class SocketEvents<P> implements WaitingSocket {
   readonly #context: BridgeContext<P>;
   #request: Request | undefined;
   #cookieToken: string | undefined;
   readonly #address: string | undefined;
   #connection: Connection<P> | undefined;
+  /** Its place among the sockets waiting for `hello`, until its first frame. */
+  #place: WaitingPlace | undefined;
 
   constructor(context: BridgeContext<P>, request: Request, cookieToken: string | undefined, address: string | undefined) {
     this.#context = context;
@@ -33,15 +36,19 @@ class SocketEvents<P> {
 
   onOpen(_event: Event, ws: WSContext): void {
     const context = this.#context;
-    // The upgrade checked the caps; upgrades that raced past that check are closed here.
-    if (!context.unauthenticated.add(this.#address)) {
+    // The upgrade checked the caps; upgrades that raced past that check are closed here. A full
+    // process cap makes room by shedding a silent socket (shed() below), before the Connection
+    // exists: the one shed is never this one.
+    const place = context.unauthenticated.add(this.#address, this);
+    if (!place) {
       this.#request = undefined;
       context.metrics.bump(context.metrics.rejected, "unauthenticated_connections");
       ws.close(CloseCode.TryAgainLater, "too many connections waiting for hello");
       return;
     }
-    const connection = new Connection<P>(context, new ContextSocket(ws), this.#request!, this.#cookieToken, { address: this.#address });
+    const connection = new Connection<P>(context, new ContextSocket(ws), this.#request!, this.#cookieToken, place);
     this.#connection = connection;
+    this.#place = place;
     this.#request = undefined;
     this.#cookieToken = undefined;
     context.connections.add(connection);
@@ -53,7 +60,31 @@ class SocketEvents<P> {
   }
 
   onMessage(event: MessageEvent): void {
+    if (this.#place) {
+      // A first frame is a hello (anything else closes the connection): it may take a while to
+      // authenticate, and is not shed meanwhile.
+      this.#context.unauthenticated.spoke(this.#place);
+      this.#place = undefined;
+    }
     this.#connection?.onMessage(event.data);
+  }
+
+  /** Called by the count when this silent socket loses its place (its place is already freed). */
+  shed(why: ShedReason): void {
+    const connection = this.#connection;
+    this.#place = undefined;
+    if (!connection) return;
+    const { metrics } = this.#context;
+    if (why === "evicted") {
+      metrics.bump(metrics.rejected, "unauthenticated_evicted");
+      this.#context.warnOnce("unauthenticated_evicted", "maxUnauthenticated is full: silent sockets are closed (1013) to make room for new ones");
+      connection.close(CloseCode.TryAgainLater, "evicted: too many connections waiting for hello");
+      return;
+    }
+    // The same answer as the plain hello deadline (session.ts), reached sooner under pressure.
+    metrics.bump(metrics.rejected, "unauthenticated_time");
+    connection.send(encode({ type: "error", code: ErrorCode.Unauthorized, message: "no valid hello in time (the server is busy)", limit: LimitName.UnauthenticatedTime }));
+    connection.close(CloseCode.Timeout, "no valid hello in time");
   }
 
   onClose(): void {
@@ -69,6 +100,8 @@ class SocketEvents<P> {
 export interface Refusal {
   status: 426 | 403 | 503;
   text: string;
+  /** The `Retry-After` header (seconds), when the refusal says when to come back. */
+  retryAfterSeconds?: number;
 }
 
 /** Where a bridge keeps its {@link WsRoute} (bridge.ts; read by node.ts). */
@@ -99,7 +132,10 @@ function refusal<P>(context: BridgeContext<P>, request: Request, address: string
   if (!context.unauthenticated.admits(address)) {
     metrics.bump(metrics.rejected, "unauthenticated_connections");
     context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
-    return { status: 503, text: "too many connections waiting for hello" };
+    // Honest and small: when this address's oldest waiting socket must be gone (issue 27 will
+    // give every refusal under load a hint; the client's backoff already spreads retries).
+    const retryAfterSeconds = Math.max(1, Math.ceil(context.unauthenticated.retryAfterMs(address) / 1000));
+    return { status: 503, text: "too many connections waiting for hello", retryAfterSeconds };
   }
   return undefined;
 }
@@ -112,7 +148,7 @@ export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): WsRo
   app.get(options.path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
     const refused = refusal(context, c.req.raw, remoteAddressOf(c.env));
-    if (refused) return c.text(refused.text, refused.status);
+    if (refused) return c.text(refused.text, refused.status, refused.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(refused.retryAfterSeconds) });
     return upgrade(c, next);
   });
 

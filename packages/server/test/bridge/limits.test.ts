@@ -63,6 +63,24 @@ describe("bridge limits and protocol", () => {
     expect((await client.closed).code).toBe(4408);
   });
 
+  it("bridge - from half of maxUnauthenticated, silent sockets get the shorter hello deadline (4408), oldest first, until fewer than half wait", async () => {
+    // The plain deadline is a minute: a close within the test is the shorter one.
+    const run = await started({ maxUnauthenticated: 4, unauthenticatedTimeMs: 60_000, unauthenticatedTimeUnderPressureMs: 300 });
+    const authenticated = await run.connect("alice"); // said hello: no longer waiting, never shed
+    const silent: TestClient[] = [];
+    for (let i = 0; i < 3; i++) silent.push(await TestClient.open(run.wsUrl)); // three of four: pressure
+    for (const client of silent.slice(0, 2)) {
+      expect(await client.next()).toMatchObject({ type: "error", code: "UNAUTHORIZED", limit: "unauthenticated_time" });
+      expect((await client.closed).code).toBe(4408);
+    }
+    // One of four is no pressure: the youngest keeps the plain deadline.
+    expect(silent[2]!.ws.readyState).toBe(silent[2]!.ws.OPEN);
+    expect(authenticated.ws.readyState).toBe(authenticated.ws.OPEN);
+    expect(run.bridge.metrics()).toMatch(/tidemark_bridge_unauthenticated_connections 1$/m);
+    expect(run.bridge.metrics()).toMatch(/tidemark_bridge_rejected_total\{reason="unauthenticated_time"\} 2$/m);
+    silent[2]!.ws.terminate();
+  }, 20_000);
+
   it("bridge - malformed JSON, unknown frames and frames before hello close only that connection", async () => {
     const run = await started({});
     const bystander = await run.connect("alice");

@@ -36,6 +36,24 @@ function rawStatus(port: number, head: string): Promise<number> {
   });
 }
 
+/** Sends a raw HTTP/1.1 request head and resolves with the response's head (status line and headers). */
+function rawHead(port: number, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(port, "127.0.0.1", () => socket.write(head));
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk.toString("latin1");
+      const end = text.indexOf("\r\n\r\n");
+      if (end >= 0) {
+        socket.destroy();
+        resolve(text.slice(0, end + 2));
+      }
+    });
+    socket.on("error", reject);
+    socket.on("close", () => reject(new Error(`closed without a head: ${JSON.stringify(text)}`)));
+  });
+}
+
 const upgradeHead = (method: string, path: string, port: number, extra = "", upgrade = "websocket") =>
   `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: ${upgrade}\r\n` +
   `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${extra}\r\n`;
@@ -117,10 +135,16 @@ describe.each<Served>(["own app", "mounted app"])("bridge upgrade (%s)", (served
     expect(await rawStatus(port, upgradeHead("GET", path, port))).toBe(503);
   });
 
-  it("bridge - over maxUnauthenticatedPerAddress the upgrade is refused with 503", async () => {
-    const { port, path } = await serve(served, { limits: { maxUnauthenticatedPerAddress: 1 } });
+  it("bridge - over maxUnauthenticatedPerAddress the upgrade is refused with 503 and a Retry-After within the hello deadline", async () => {
+    const { port, path } = await serve(served, { limits: { maxUnauthenticatedPerAddress: 1, unauthenticatedTimeMs: 4_000 } });
     const first = await TestClient.open(`ws://127.0.0.1:${port}${path}`);
     await expect(TestClient.open(`ws://127.0.0.1:${port}${path}`)).rejects.toMatchObject({ status: 503 });
+    // The place frees when the waiting socket says hello or reaches its deadline: at most 4 s.
+    const head = await rawHead(port, upgradeHead("GET", path, port));
+    expect(head).toMatch(/^HTTP\/1\.1 503 /);
+    const retryAfter = Number(/\r\nretry-after: (\d+)\r\n/i.exec(head)?.[1]);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(4);
     first.close();
   });
 });

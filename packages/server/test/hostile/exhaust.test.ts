@@ -83,7 +83,7 @@ describe("hostile: exhausting the bridge before hello", () => {
     expect(await gauge(run.server.url, "tidemark_bridge_unauthenticated_connections")).toBe(0);
   });
 
-  it("exhaust - sockets waiting for hello are capped per address and per process (503); a hello frees a place", async () => {
+  it("exhaust - sockets waiting for hello are capped per address (503) and per process (the oldest silent one makes room); a hello frees a place", async () => {
     const run = await started({ maxUnauthenticatedPerAddress: 5 });
     const waiting = await Promise.all(Array.from({ length: 5 }, () => TestClient.open(run.wsUrl)));
     expect(await gauge(run.server.url, "tidemark_bridge_unauthenticated_connections")).toBe(5);
@@ -97,12 +97,32 @@ describe("hostile: exhausting the bridge before hello", () => {
     for (const c of [...waiting, newcomer]) c.ws.terminate();
     expect(run.bridge.metrics()).toMatch(/tidemark_bridge_rejected_total\{reason="unauthenticated_connections"\} 2/);
 
+    // A full process cap is not a refusal: the newcomer takes the place of the oldest silent socket.
     const small = await started({ maxUnauthenticated: 3 });
-    const three = await Promise.all(Array.from({ length: 3 }, () => TestClient.open(small.wsUrl)));
-    await expect(TestClient.open(small.wsUrl)).rejects.toMatchObject({ status: 503 });
-    three[0]!.ws.terminate();
-    await until("a place frees", async () => (await gauge(small.server.url, "tidemark_bridge_unauthenticated_connections")) === 2, 5_000, 20);
-    (await TestClient.open(small.wsUrl)).ws.terminate();
+    const three: TestClient[] = [];
+    for (let i = 0; i < 3; i++) three.push(await TestClient.open(small.wsUrl));
+    const fourth = await TestClient.open(small.wsUrl);
+    expect(await three[0]!.closed).toMatchObject({ code: 1013 });
+    expect(await gauge(small.server.url, "tidemark_bridge_unauthenticated_connections")).toBe(3);
+    expect(small.bridge.metrics()).toMatch(/tidemark_bridge_rejected_total\{reason="unauthenticated_evicted"\} 1/);
+    for (const c of [...three, fourth]) c.ws.terminate();
+  });
+
+  it("exhaust - a full cap of sockets whose hello is being authenticated refuses the next upgrade (503)", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    // A hello that has arrived keeps its place while authenticate runs (here: never ends).
+    let asked = 0;
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }], limits: { maxUnauthenticated: 3 }, logLevel: "warn", authenticate: () => (asked++, new Promise(() => undefined)) }, sync);
+    const three: TestClient[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = await TestClient.open(run.wsUrl);
+      c.send({ type: "hello", v: 1, token: "slow" });
+      three.push(c);
+    }
+    await until("the hellos arrive", () => asked === 3, 5_000, 20);
+    await expect(TestClient.open(run.wsUrl)).rejects.toMatchObject({ status: 503 });
+    for (const c of three) expect(c.ws.readyState).toBe(c.ws.OPEN);
     for (const c of three) c.ws.terminate();
   });
 
