@@ -75,13 +75,14 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const warned = new Set<string>();
   const frames = new EventFrames();
   const metrics = new BridgeMetrics();
+  const hubIds = new HubIds();
   const context: BridgeContext<P> = {
     options,
     metrics,
     frames,
-    hubIds: new HubIds(),
+    hubIds,
     hubOf,
-    groups: new HubGroups({ hubOf, frames, metrics }),
+    groups: new HubGroups({ hubOf, hubIds, frames, metrics }),
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
     unauthenticated: new UnauthenticatedCount(limits),
     connections: new Set(),

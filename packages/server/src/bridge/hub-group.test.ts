@@ -12,7 +12,7 @@ import { Subscription, type SubscriptionContext, type SubscriptionSink } from ".
 // A connection that records frames; `full` reports a send buffer over the bound until drain().
 class Sink implements SubscriptionSink {
   readonly id = "c";
-  readonly frames: { type: string; cursor?: string; event?: { streamSequence: number } }[] = [];
+  readonly frames: { type: string; hub?: string; cursor?: string; event?: { streamSequence: number } }[] = [];
   full = false;
   #drained: (() => void) | undefined;
   send(text: string): void {
@@ -41,7 +41,8 @@ const event = (n: number): TidemarkEvent => ({ eventId: `e${n}`, cursor: `s${n}`
 
 // A live hub: every iteration yields the events after its cursor, reports caught up, and waits
 // for more; `pulled` counts the events handed out over all iterations.
-function liveHub() {
+function liveHub(options: { holdCaughtUp?: (iteration: number) => Promise<void> | undefined } = {}) {
+  const hold = options.holdCaughtUp;
   const events: TidemarkEvent[] = [];
   const waiters = new Set<() => void>();
   const wake = () => {
@@ -54,12 +55,12 @@ function liveHub() {
       events.push(event(n));
       wake();
     },
-    subscribeBatches(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent[]> {
-      const cancel = options.cancel!;
+    subscribeBatches(opts: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent[]> {
+      const cancel = opts.cancel!;
       return (async function* () {
-        hub.iterations++;
+        const iteration = ++hub.iterations;
         cancel.watch({ poke: wake });
-        let pos = options.after ? Number(options.after.slice(1)) : (events.at(-1)?.streamSequence ?? 0);
+        let pos = opts.after ? Number(opts.after.slice(1)) : (events.at(-1)?.streamSequence ?? 0);
         let caughtUp = false;
         while (!cancel.aborted) {
           const next = events.find((e) => e.streamSequence > pos);
@@ -71,7 +72,8 @@ function liveHub() {
           }
           if (!caughtUp) {
             caughtUp = true;
-            options.progress?.onCaughtUp?.(`s${pos}` as Cursor);
+            await hold?.(iteration);
+            opts.progress?.onCaughtUp?.(`s${pos}` as Cursor);
             continue;
           }
           await new Promise<void>((r) => {
@@ -88,11 +90,12 @@ function liveHub() {
 function setup(hub: ReturnType<typeof liveHub>) {
   const frames = new EventFrames();
   const metrics = new BridgeMetrics();
+  const hubIds = new HubIds();
   const context: SubscriptionContext = {
-    hubIds: new HubIds(),
+    hubIds,
     hubOf: () => hub,
     frames,
-    groups: new HubGroups({ hubOf: () => hub, frames, metrics }),
+    groups: new HubGroups({ hubOf: () => hub, hubIds, frames, metrics }),
     metrics,
     log: () => undefined,
   };
@@ -161,6 +164,31 @@ describe("hub groups", () => {
     // no replay happened: going on after the pause is no news, as before
     expect(slow.frames.filter((f) => f.type === "caught_up")).toHaveLength(1);
     subs.forEach((s) => s.stop());
+  });
+
+  it("subscription - a group whose first member left before it was ready frames events with the hub id its members were given", async () => {
+    // The group's own iteration (the hub's second) reaches the live edge only when released.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const hub = liveHub({ holdCaughtUp: (iteration) => (iteration === 2 ? held : undefined) });
+    const { context, open } = setup(hub);
+    const first = new Sink();
+    const subA = open(first, "a");
+    await until(() => first.frames.some((f) => f.type === "caught_up"));
+    await until(() => hub.iterations === 2);
+    // The socket goes before the group is ready: its hub id is released with it.
+    subA.stop();
+    const second = new Sink();
+    const subB = open(second, "b");
+    await until(() => second.frames.some((f) => f.type === "caught_up"));
+    release();
+    await settle();
+    hub.push(1);
+    await until(() => second.events.length === 1);
+    const subscribedHub = subB.hubId;
+    expect(second.frames.filter((f) => f.type === "event").map((f) => f.hub)).toEqual([subscribedHub]);
+    subB.stop();
+    expect(context.groups.size).toBe(0);
   });
 
   it("subscription - a stopped member gets nothing more; the group ends with its last member", async () => {

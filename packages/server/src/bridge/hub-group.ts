@@ -20,6 +20,7 @@ import type { EventFrames } from "./frames.js";
 import type { BridgeMetrics } from "./metrics.js";
 import type { HubSource } from "./subscription.js";
 import type { ExposedTopic } from "./options.js";
+import type { HubIds } from "./hub-ids.js";
 
 /** @internal A subscription as the group sees it. */
 export interface GroupMember {
@@ -43,7 +44,7 @@ export interface GroupMember {
   leftGroup(): void;
 }
 
-type GroupContext = { readonly hubOf: HubSource; readonly frames: EventFrames; readonly metrics: BridgeMetrics };
+type GroupContext = { readonly hubOf: HubSource; readonly hubIds: HubIds; readonly frames: EventFrames; readonly metrics: BridgeMetrics };
 
 class HubGroup implements HubProgress {
   readonly members = new Set<GroupMember>();
@@ -59,13 +60,21 @@ class HubGroup implements HubProgress {
   ended = false;
   readonly incarnation: string | undefined;
   readonly cancel = new Cancellation();
+  /**
+   * The hub id its frames name. The group holds it (a reference in HubIds) for as long as it runs:
+   * its first member may leave before it is ready, and a subscription that joins later must have
+   * been given the same id, not a fresh one for a key whose count dropped to zero meanwhile.
+   */
+  readonly hubId: string;
 
   constructor(
     readonly groups: HubGroups,
     readonly key: string,
     readonly first: GroupMember,
     readonly start: Cursor,
+    hubIds: HubIds,
   ) {
+    this.hubId = hubIds.acquire(key).id;
     this.position = this.lastEvent = first.position;
     this.cursor = start;
     this.incarnation = incarnationOf(start);
@@ -109,7 +118,7 @@ class HubGroup implements HubProgress {
       this.position = seq;
       this.cursor = event.cursor;
     }
-    const frame = frames.frame(this.first.hubId, event);
+    const frame = frames.frame(this.hubId, event);
     const lag = Math.max(0, Date.now() - event.publishedAt) / 1000;
     let sent = 0;
     for (const m of this.members) {
@@ -171,6 +180,7 @@ export class HubGroups {
     if (group.ended) return;
     group.ended = true;
     group.cancel.abort();
+    this.#context.hubIds.release(group.key);
     if (this.#groups.get(group.key) === group) this.#groups.delete(group.key);
     const members = [...group.members];
     group.members.clear();
@@ -179,7 +189,7 @@ export class HubGroups {
   }
 
   #start(first: GroupMember, cursor: Cursor): void {
-    const group = new HubGroup(this, first.hubKey, first, cursor);
+    const group = new HubGroup(this, first.hubKey, first, cursor, this.#context.hubIds);
     this.#groups.set(group.key, group);
     const hub = this.#context.hubOf(first.exposed.topic, first.tenantId);
     const context = this.#context;

@@ -71,7 +71,8 @@ function fakeHub(events: TidemarkEvent[], pulled = { count: 0, batches: 0 }, bat
 function setup(hub: ReturnType<typeof fakeHub>, sink: FakeSink, topic: Partial<ExposedTopic["topic"]> = {}, mode: SubscriptionMode = SubscriptionMode.Hub) {
   const frames = new EventFrames();
   const metrics = new BridgeMetrics();
-  const context: SubscriptionContext = { hubIds: new HubIds(), hubOf: () => hub, frames, groups: new HubGroups({ hubOf: () => hub, frames, metrics }), metrics, log: () => undefined };
+  const hubIds = new HubIds();
+  const context: SubscriptionContext = { hubIds, hubOf: () => hub, frames, groups: new HubGroups({ hubOf: () => hub, hubIds, frames, metrics }), metrics, log: () => undefined };
   const exposed = { topic: topic as ExposedTopic["topic"], authorize: () => true };
   const sub = new Subscription(sink, context, { id: "s1", topicName: "t", tenantId: "acme", mode, exposed });
   return { sub, context };

@@ -24,6 +24,26 @@ describe("bridge resume", () => {
     expect(events.map((f) => (f.event as { data: number }).data)).toEqual([3, 4]);
   });
 
+  it("bridge - a live-only subscribe right after the previous socket of the hub went away gets the next event under its own hub id", async () => {
+    // The previous socket's group could still be starting when it left: its frames named the
+    // hub id the socket had been given, which a newcomer of the same hub no longer knew.
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "notes" });
+    await topic.publish({ data: -1, tenantId: "a" });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const missed: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const client = await run.connect("alice");
+      const { hub } = await client.subscribe({ id: "s", topic: "notes", tenantId: "a" });
+      await client.next((f) => f.type === "caught_up");
+      await topic.publish({ data: i, tenantId: "a" });
+      const frame = await client.next((f) => f.type === "event");
+      if (frame.hub !== hub) missed.push(i);
+      client.ws.terminate();
+    }
+    expect(missed).toEqual([]);
+  });
+
   it("bridge - resume from a cursor across a bridge restart loses and doubles nothing", async () => {
     const sync = fx.sync();
     const topic = sync.topic<number>({ id: "notes" });
