@@ -30,6 +30,12 @@ export function startedByNpm(env: NodeJS.ProcessEnv): boolean {
 export function shutdownRequested(options: ShutdownOptions): Promise<string> {
   const { log, watchParent = startedByNpm(process.env), parentPollMs = 500 } = options;
   return new Promise((resolve) => {
+    const parent = process.ppid;
+    const poll = setInterval(() => {
+      if (process.ppid !== parent) request("parent-exited");
+    }, parentPollMs);
+    poll.unref();
+    if (!watchParent) clearInterval(poll);
     let reason: string | undefined;
     const request = (why: string) => {
       if (reason !== undefined) {
@@ -43,11 +49,5 @@ export function shutdownRequested(options: ShutdownOptions): Promise<string> {
     };
     process.on("SIGTERM", () => request("SIGTERM"));
     process.on("SIGINT", () => request("SIGINT"));
-    const parent = process.ppid;
-    const poll = setInterval(() => {
-      if (watchParent && process.ppid !== parent) request("parent-exited");
-    }, parentPollMs);
-    poll.unref();
-    if (!watchParent) clearInterval(poll);
   });
 }

@@ -100,6 +100,37 @@ describe("the tidemark command", () => {
     });
   }
 
+  it("cli - SIGTERM while tidemark serve is still starting exits 0 and leaves no nats-server", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.TIDEMARK_NATS_URL;
+    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir], { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
+    let out = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (out += String(d)));
+    const code = exitOf(child);
+    try {
+      // The broker is up, so the command is inside its start (or just past it): a signal now must
+      // not kill it with the default action.
+      const pidFile = join(dataDir, "nats", "nats-server.pid");
+      let natsPid = 0;
+      for (let i = 0; i < 600 && !natsPid; i++) {
+        try {
+          natsPid = Number(readFileSync(pidFile, "utf8"));
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      expect(natsPid, out).toBeGreaterThan(0);
+      child.kill("SIGTERM");
+      expect(await code, out).toBe(0);
+      expect(await gone(natsPid), `nats-server ${natsPid} outlived tidemark serve`).toBe(true);
+    } finally {
+      if (alive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   // `npx tidemark serve` and `npm start` run the command under a shell that npm kills on SIGTERM,
   // and npm exits at once: the command is left behind with the port and the broker.
   it("cli - started by npm, tidemark serve drains when the shell that started it dies", async () => {
