@@ -1,8 +1,10 @@
 /**
- * The packaging check (`pnpm test:packages`): builds and packs every package, installs the
- * tarballs with npm into a scratch app outside the workspace, and uses them there as a user
- * would: Node on the embedded NATS, the `tidemark` bin, `tsc` on every public type, and a Vite +
- * React app whose SharedWorker comes from node_modules, in Chromium with two tabs.
+ * The packaging check (`pnpm test:packages`): builds and packs every package, checks what each
+ * tarball holds, installs the tarballs with npm into a scratch app outside the workspace, and
+ * uses them there as a user would: Node on the embedded NATS, the `tidemark` bin through npx
+ * (input errors, SIGTERM to npx and to its group), `tsc` on every public type, a Vite + React
+ * app whose SharedWorker comes from node_modules, in Chromium with two tabs, and one fresh app
+ * per OpenTelemetry SDK line that must see Tidemark's span and metrics.
  * KEEP_SCRATCH=1 keeps the scratch directory for a look.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -12,7 +14,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "@playwright/test";
 import { chromiumLaunch } from "../lib/browser.js";
-import { cleanEnv, run, Server, waitForOk } from "./proc.js";
+import { checkCliInput, checkCliSigterm } from "./cli.js";
+import { checkOtelLeg, otelLegs } from "./otel.js";
+import { cleanEnv, run, Server } from "./proc.js";
+import { checkTarball } from "./tarball.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const packages = ["shared", "server", "client", "react"];
@@ -23,6 +28,7 @@ const tarballs = join(work, "tarballs");
 const app = join(work, "app");
 const timings: [string, number][] = [];
 const servers: Server[] = [];
+const findings: string[] = [];
 
 async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const started = Date.now();
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
       }),
     ),
   );
+  await step("tarball contents", () => Promise.all(Object.entries(files).map(([name, file]) => checkTarball(name, file))));
   cpSync(fileURLToPath(new URL("./app/", import.meta.url)), app, { recursive: true });
   writeAppManifest(files);
   await step("npm install", npmInstall);
@@ -121,13 +128,13 @@ async function main(): Promise<void> {
 
   const natsEnv: Record<string, string> = {};
   if (process.env.TIDEMARK_NATS_SERVER) natsEnv.TIDEMARK_NATS_SERVER = process.env.TIDEMARK_NATS_SERVER;
-  await step("npx tidemark serve", async () => {
+  findings.push(await step("npx tidemark: --version, a typo, a .ts config", () => checkCliInput(app, natsEnv)));
+  for (const target of ["process", "group"] as const) {
     const port = await freePort();
-    const cli = Server.start("npx", ["--no-install", "tidemark", "serve", "--port", String(port), "--data", join(work, "cli-data")], app, cleanEnv(natsEnv));
-    servers.push(cli);
-    await waitForOk(`http://127.0.0.1:${port}/healthz`, 60_000, cli);
-    await cli.stop();
-  });
+    findings.push(await step(`npx tidemark serve: SIGTERM to its ${target}`, () => checkCliSigterm(app, join(work, `cli-${target}`), port, target, natsEnv)));
+  }
+  const legs = otelLegs.map((leg) => checkOtelLeg(leg, join(work, `otel-${leg.name}`), files, natsEnv));
+  findings.push(...(await step("OpenTelemetry SDK 2.x and 3.x beside the tarballs", () => Promise.all(legs))));
 
   const server = Server.start(process.execPath, ["server.mjs"], app, cleanEnv({ ...natsEnv, TIDEMARK_DATA_DIR: join(work, "data") }));
   servers.push(server);
@@ -136,6 +143,7 @@ async function main(): Promise<void> {
   await server.stop();
 
   const sizes = Object.entries(files).map(([name, file]) => `${name} ${(statSync(file).size / 1024).toFixed(1)} kB`);
+  for (const finding of findings) console.log(`packages: ${finding}`);
   console.log(`packages: tarballs (gzip) ${sizes.join(", ")}`);
   console.log(`packages: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join(", ")}`);
   console.log(`packages: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -3,6 +3,7 @@
  * the authentication and authorization rules (or a function of the Sync that returns them).
  */
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Sync, TopicOptions } from "../core/types.js";
@@ -45,11 +46,35 @@ export function defineConfig<P>(config: ConfigModule<P>): ConfigModule<P> {
   return config;
 }
 
-/** Imports a config module. */
+/**
+ * Imports a config module. A missing file, or a TypeScript file this Node cannot import, is an
+ * `InvalidArgumentError` that says what to do; errors thrown by the module itself pass through.
+ */
 export async function loadConfigModule(file: string): Promise<ConfigModule> {
-  const mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: ConfigModule };
+  const path = resolve(file);
+  if (!existsSync(path)) throw new InvalidArgumentError(`config ${file} does not exist (looked at ${path})`);
+  let mod: { default?: ConfigModule };
+  try {
+    mod = (await import(pathToFileURL(path).href)) as { default?: ConfigModule };
+  } catch (cause) {
+    throw explainImportError(file, cause, process.version) ?? cause;
+  }
   if (!mod.default) throw new InvalidArgumentError(`config ${file} has no default export`);
   return mod.default;
+}
+
+/**
+ * @internal The error to show when importing config `file` failed with `cause`, or undefined
+ * for errors of the module's own. Node 20 cannot import `.ts`; Node 22.18+ and 23.6+ strip
+ * types by default (22.6+ behind --experimental-strip-types).
+ */
+export function explainImportError(file: string, cause: unknown, nodeVersion: string): InvalidArgumentError | undefined {
+  if ((cause as { code?: string }).code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) return undefined;
+  return new InvalidArgumentError(
+    `config ${file} is TypeScript, which Node ${nodeVersion} cannot import. Write it as .mjs (or .js in a "type": "module" package), ` +
+      `run on Node 22.18+ or 23.6+ (which strip types by default), or load tsx first: NODE_OPTIONS="--import tsx" npx tidemark serve --config ${file}`,
+    { cause },
+  );
 }
 
 /** The namespace a config asks for, without evaluating a config function. */

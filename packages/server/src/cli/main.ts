@@ -2,25 +2,17 @@
  * `tidemark serve`: runs the bridge over the topic core. Embedded nats-server by default
  * (`--data DIR`), or an existing NATS (`--nats URL`, `TIDEMARK_NATS_URL`). Drains on SIGTERM.
  */
-import { parseArgs } from "node:util";
+import { InvalidArgumentError } from "@tidemark/shared";
 import { createSync } from "../node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
 import { createNodeBridge, serveBridge } from "../bridge/node.js";
 import { pino, type Logger as Pino } from "pino";
+import { parseCli, USAGE } from "./args.js";
 import { configNamespace, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
 import { devPublishRoute } from "./dev.js";
-
-const USAGE = `Usage: tidemark serve [options]
-
-  --port N        port to listen on (default 8080, TIDEMARK_PORT; 0 picks a free one)
-  --host HOST     address to bind (default 127.0.0.1, TIDEMARK_HOST)
-  --data DIR      data directory of the embedded nats-server (default .tidemark, TIDEMARK_DATA_DIR)
-  --nats URL      an existing NATS server or cluster, comma-separated (TIDEMARK_NATS_URL)
-  --config FILE   ESM module naming the exposed topics, authenticate and authorize
-                  (without it: dev mode, one demo topic open to any token)
-  -h, --help      this text
-`;
+import { shutdownRequested } from "./shutdown.js";
+import { packageVersion } from "./version.js";
 
 // Levels as names ("level":"error"), as the CLI logged before pino. The CLI's own lifecycle lines
 // (listening, shutting down, stopped) always log at info: operators and supervisors wait for
@@ -31,36 +23,43 @@ const log = (level: "info" | "warn" | "error", msg: string, fields: Record<strin
   logger.child({ component: "tidemark-cli" })[level](fields, msg);
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      port: { type: "string" },
-      host: { type: "string" },
-      data: { type: "string" },
-      nats: { type: "string" },
-      config: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help || positionals[0] !== "serve") {
-    process.stdout.write(USAGE);
-    return values.help ? 0 : 2;
+  let cli: ReturnType<typeof parseCli>;
+  try {
+    cli = parseCli(argv, process.env);
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err;
+    // A person typed this: one plain line, not a JSON log record.
+    process.stderr.write(`tidemark: ${err.message}\nRun "tidemark --help" for the options.\n`);
+    return 2;
   }
-  const port = Number(values.port ?? process.env.TIDEMARK_PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, got ${values.port}`);
-  const hostname = values.host ?? process.env.TIDEMARK_HOST ?? "127.0.0.1";
-  const natsUrl = values.nats ?? process.env.TIDEMARK_NATS_URL;
+  if (cli.command === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (cli.command === "version") {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const { port, hostname, natsUrl, dataDir, config: configFile } = cli.args;
+  // Subscribed before the slow start, so a signal during it is a shutdown, not a kill. Before
+  // "listening" there is nothing to drain: exit at once (the broker's watchdog stops it with us).
+  let listening = false;
+  const stopping = shutdownRequested({ log: (msg, fields) => log("info", msg, fields) });
+  void stopping.then(() => {
+    if (listening) return;
+    log("info", "stopped before listening");
+    process.exit(0);
+  });
 
-  const mod: ConfigModule = values.config ? await loadConfigModule(values.config) : (devConfig as ConfigModule);
+  const mod: ConfigModule = configFile ? await loadConfigModule(configFile) : (devConfig as ConfigModule);
   const syncOptions: SyncOptions = {
     namespace: configNamespace(mod),
-    ...(natsUrl ? { nats: { servers: natsUrl } } : { embedded: { dataDir: values.data ?? process.env.TIDEMARK_DATA_DIR } }),
+    ...(natsUrl ? { nats: { servers: natsUrl } } : { embedded: { dataDir } }),
   };
   const sync: Sync = createSync(syncOptions);
   await sync.ready();
   const { config, topics } = await resolveConfig(mod, sync);
-  if (!values.config) {
+  if (!configFile) {
     log("warn", "DEV MODE: no --config given. Topic demo.notifications is open to ANY token and any origin; POST /dev/publish publishes to it. Do not expose this server.");
   }
   const bridge = createNodeBridge({
@@ -77,8 +76,9 @@ export async function main(argv: string[]): Promise<number> {
     expiresAt: config.expiresAt,
     logger: cliLogger(config.logLevel ?? "info"),
   });
-  const app = values.config ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
+  const app = configFile ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
   const server = await serveBridge(bridge, { port, hostname, app });
+  listening = true;
   const nats = await sync.server();
   log("info", "listening", {
     url: server.url,
@@ -93,14 +93,7 @@ export async function main(argv: string[]): Promise<number> {
     topics: topics.map((t) => t.name ?? t.topic.id),
   });
 
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log("info", "shutting down", { signal });
-      resolve();
-    };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
-  });
+  await stopping;
   await server.close();
   await sync.close();
   log("info", "stopped");

@@ -144,9 +144,13 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
   writeFileSync(configPath, config, { mode: 0o600 });
   chmodSync(configPath, 0o600); // it holds the password; an older file may be wider
 
+  // detached: a process group of its own, so a signal to the parent's group (Ctrl-C, `timeout`,
+  // `kill -TERM -PGID`) reaches only the parent, which drains on a live broker and then stops it.
+  // The stdin pipe still ends it with the parent. (A cgroup-wide kill, systemd's default
+  // KillMode, reaches it anyway: docs/deployment.md asks for KillMode=mixed.)
   const child = spawn("/bin/sh", ["-c", WATCHDOG, binary, configPath], {
     stdio: ["pipe", "ignore", "pipe"],
-    detached: false,
+    detached: true,
   });
   const tail: string[] = [];
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {

@@ -1,0 +1,153 @@
+import { describe, it, expect } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { alive, gone } from "./fixtures/run.js";
+
+const bin = fileURLToPath(new URL("../../bin/tidemark.mjs", import.meta.url));
+const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+/** Runs the `tidemark` command to its end. */
+function runCli(args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += String(d)));
+  child.stderr.on("data", (d) => (stderr += String(d)));
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** `cmd args` in a process group of its own until its "listening" line; the port and nats-server pid it reports. */
+async function serve(
+  cmd: string,
+  args: string[],
+  dataDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ child: ChildProcess; port: number; natsPid: number; output: () => string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
+  delete env.TIDEMARK_NATS_URL; // the embedded server
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
+  let out = "";
+  child.stderr!.on("data", (d) => (out += String(d)));
+  const listening = await new Promise<{ url: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line: ${out}`)), 60_000);
+    child.stdout!.on("data", (d) => {
+      out += String(d);
+      const line = out.split("\n").find((l) => l.includes('"listening"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as { url: string });
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`exited with ${code}: ${out}`)));
+  });
+  child.removeAllListeners("exit");
+  const natsPid = Number(readFileSync(join(dataDir, "nats", "nats-server.pid"), "utf8"));
+  return { child, port: Number(new URL(listening.url).port), natsPid, output: () => out };
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
+const answers = (port: number) => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+
+describe("the tidemark command", () => {
+  it("cli - --version prints the package's version and exits 0", async () => {
+    const run = await runCli(["--version"]);
+    expect(run).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it("cli - an unknown option is one human line on stderr (not JSON) and exit code 2", async () => {
+    const run = await runCli(["serve", "--prot", "8080"]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/^tidemark: unknown option --prot\b/);
+    expect(run.stderr).not.toContain("{");
+    const port = await runCli(["serve", "--port", "http"]);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toMatch(/^tidemark: --port must be an integer 0\.\.65535, got "http"/);
+    const command = await runCli(["srve"]);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toMatch(/^tidemark: unknown command "srve"/);
+  });
+
+  const cases = [
+    { name: "SIGTERM to its process", group: false },
+    // systemd's KillMode=control-group, `timeout`, `kill -TERM -PGID`: every process of the group at once.
+    { name: "SIGTERM to its process group", group: true },
+  ];
+  for (const { name, group } of cases) {
+    it(`cli - tidemark serve under ${name} drains and exits 0: the port freed, the embedded nats-server stopped, not restarted`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+      const { child, port, natsPid, output } = await serve(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir], dataDir);
+      try {
+        expect(await answers(port)).toBe(true);
+        const code = exitOf(child);
+        if (group) process.kill(-child.pid!, "SIGTERM");
+        else child.kill("SIGTERM");
+        expect(await code, output()).toBe(0);
+        expect(output()).toContain('"stopped"');
+        expect(output()).not.toContain("restarted");
+        expect(await gone(natsPid), `nats-server ${natsPid} outlived tidemark serve`).toBe(true);
+        expect(await answers(port)).toBe(false);
+      } finally {
+        if (alive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it("cli - SIGTERM while tidemark serve is still starting exits 0 and leaves no nats-server", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.TIDEMARK_NATS_URL;
+    const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir], { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
+    let out = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (out += String(d)));
+    const code = exitOf(child);
+    try {
+      // The broker is up, so the command is inside its start (or just past it): a signal now must
+      // not kill it with the default action.
+      const pidFile = join(dataDir, "nats", "nats-server.pid");
+      let natsPid = 0;
+      for (let i = 0; i < 600 && !natsPid; i++) {
+        try {
+          natsPid = Number(readFileSync(pidFile, "utf8"));
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      expect(natsPid, out).toBeGreaterThan(0);
+      child.kill("SIGTERM");
+      expect(await code, out).toBe(0);
+      expect(await gone(natsPid), `nats-server ${natsPid} outlived tidemark serve`).toBe(true);
+    } finally {
+      if (alive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  // `npx tidemark serve` and `npm start` run the command under a shell that npm kills on SIGTERM,
+  // and npm exits at once: the command is left behind with the port and the broker.
+  it("cli - started by npm, tidemark serve drains when the shell that started it dies", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+    const shell = `"${process.execPath}" "${bin}" serve --port 0 --data "${dataDir}"; exit $?`;
+    const { child, port, natsPid, output } = await serve("/bin/sh", ["-c", shell], dataDir, { npm_command: "exec" });
+    try {
+      child.kill("SIGTERM"); // the shell only, as npm does
+      expect(await gone(natsPid), `nats-server ${natsPid} outlived the shell: ${output()}`).toBe(true);
+      expect(await answers(port)).toBe(false);
+    } finally {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group is gone
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
