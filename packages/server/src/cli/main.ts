@@ -54,6 +54,8 @@ export async function main(argv: string[]): Promise<number> {
   const mod: ConfigModule = configFile ? await loadConfigModule(configFile) : (devConfig as ConfigModule);
   const syncOptions: SyncOptions = {
     namespace: configNamespace(mod),
+    // The Sync's one "which broker" line as a JSON log line like the CLI's own, not plain stderr.
+    logger,
     ...(natsUrl ? { nats: { servers: natsUrl } } : { embedded: { dataDir } }),
   };
   const sync: Sync = createSync(syncOptions);

@@ -85,6 +85,10 @@ describe("the tidemark command", () => {
       const { child, port, natsPid, output } = await serve(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir], dataDir);
       try {
         expect(await answers(port)).toBe(true);
+        // The Sync's "which broker" line, once, as a JSON log line like the CLI's own.
+        const brokerLines = output().split("\n").filter((l) => l.includes('"tidemark-sync"'));
+        expect(brokerLines, output()).toHaveLength(1);
+        expect(JSON.parse(brokerLines[0]!)).toMatchObject({ broker: "embedded", from: "options" });
         const code = exitOf(child);
         if (group) process.kill(-child.pid!, "SIGTERM");
         else child.kill("SIGTERM");
