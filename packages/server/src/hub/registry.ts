@@ -20,6 +20,7 @@ import { HubStats } from "./stats.js";
 import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { observeHubs } from "../observe/bridge-meter.js";
+import { estimateEventSize, sizeOnce } from "./size-estimate.js";
 
 export type { HubMode, HubRegistryOptions };
 
@@ -29,7 +30,7 @@ const defaults: Required<HubRegistryOptions> = {
   maxBackfillSequences: 20_000,
   watermarkIntervalMs: 60_000,
   windowPollMs: 2_000,
-  sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
+  sizeOf: estimateEventSize,
   hubMode: "topic",
   maxCatchUps: 64,
   feedBacklogBytes: 8 * 1024 * 1024,
@@ -123,7 +124,10 @@ export class HubRegistry {
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
     this.#headReadSpacingMs = s.headReadSpacingMs;
-    this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
+    if (typeof s.sizeOf !== "function") throw new InvalidArgumentError("hub option sizeOf must be a function");
+    // Once per event: the feed's backlog and the tenant's ring hold the same event object.
+    const sizeOf = sizeOnce(s.sizeOf);
+    this.#settings = { ...s, sizeOf, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
     this.#unobserve = observeHubs(() => this.followerCount);
   }

@@ -1,0 +1,110 @@
+import { describe, it, expect } from "vitest";
+import fc from "fast-check";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import type { TidemarkEvent } from "@tidemark/shared";
+import { EVENT_OVERHEAD, estimateEventSize, estimateValueHeap, sizeOnce } from "./size-estimate.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+const eventOf = (data: unknown) => ({ eventId: "i-1", cursor: "s6t.c", streamSequence: 1, data, publishedAt: 5 }) as unknown as TidemarkEvent;
+
+/**
+ * Heap one `JSON.parse(text(i))` holds, measured over `copies` parses (each its own text, so
+ * no two share a string or a key), after full collections.
+ */
+function measuredHeap(text: (i: number) => string): number {
+  // Enough copies for a few hundred KiB of JSON: heapUsed moves by more than objects do.
+  const copies = Math.max(40, Math.ceil(400_000 / text(0).length));
+  const texts = Array.from({ length: copies }, (_, i) => text(i));
+  gc();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const held = texts.map((t) => JSON.parse(t) as unknown);
+  gc();
+  gc();
+  const per = (process.memoryUsage().heapUsed - before) / copies;
+  expect(held.length).toBe(copies);
+  return per;
+}
+
+/** Adversarial payload shapes of size `n`, unique per `i` where V8 could share (keys, short strings). */
+const shapes: Record<string, (n: number, i: number) => unknown> = {
+  "arrays of empty objects": (n) => Array.from({ length: n }, () => ({})),
+  "arrays of empty arrays": (n) => Array.from({ length: n }, () => []),
+  "deep nesting": (n) => {
+    let v: unknown[] = [];
+    for (let d = 0; d < n; d++) v = [v];
+    return v;
+  },
+  "nested objects": (n) => {
+    let v: unknown = 0;
+    for (let d = 0; d < n; d++) v = { a: v };
+    return v;
+  },
+  "objects of one new key each": (n, i) => Array.from({ length: n }, (_, j) => ({ [`${i}_${j}`]: 0 })),
+  "many small keys in one object": (n, i) => Object.fromEntries(Array.from({ length: n }, (_, j) => [`${i}_${j}`, 0])),
+  // Around the dictionary-mode threshold (128 keys): shared maps below it, entries above.
+  "one set of keys repeated": (n, i) => Array.from({ length: 20 }, () => Object.fromEntries(Array.from({ length: 50 + (n % 200) }, (_, j) => [`${i}_${j}`, 1.5]))),
+  "many small numbers": (n) => Array.from({ length: n }, (_, j) => j % 100),
+  "boxed numbers": (n) => ["", ...Array.from({ length: n }, (_, j) => j + 0.5)],
+  "short strings": (n, i) => Array.from({ length: n }, (_, j) => (i * 100_000 + j).toString(36)),
+  "two-byte strings": (n, i) => [`${i}`, "\u4e00".repeat(n)],
+  "records": (n, i) => Array.from({ length: n }, (_, j) => ({ id: `${i}-${j}`, name: "widget", price: j + 0.25, tags: ["a", "b"] })),
+};
+
+describe("size estimate", () => {
+  for (const [name, make] of Object.entries(shapes)) {
+    it(`size estimate - ${name}: at least the heap JSON.parse makes of it, and at least its JSON length`, () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 100, max: 1_500 }), (n) => {
+          const sample = make(n, 0);
+          const estimate = estimateValueHeap(sample);
+          // Noise only adds (the test worker allocates too): the least of up to three samples.
+          let measured = Infinity;
+          for (let k = 0; k < 3 && measured > estimate + 64; k++) measured = Math.min(measured, measuredHeap((i) => JSON.stringify(make(n, i + 1 + k * 10_000))));
+          // A few words of slack per copy: heapUsed moves by allocation pages, not objects.
+          expect(estimate + 64, `${name}, n=${n}: estimate ${estimate}, measured ${measured}`).toBeGreaterThanOrEqual(measured);
+          expect(estimateEventSize(eventOf(sample))).toBeGreaterThanOrEqual(JSON.stringify(sample).length + EVENT_OVERHEAD);
+        }),
+        { numRuns: 8 },
+      );
+    }, 60_000);
+  }
+
+  it("size estimate - an event's envelope (ids, cursor, tenant, timestamp) is within EVENT_OVERHEAD", () => {
+    const envelope = measuredHeap((i) => JSON.stringify({ eventId: `0123456789abcdefghijklmn-${i}`, cursor: `s6t.0123456789abcdefghijklmnopqrstuvwxyz.${i}`, streamSequence: 2 ** 40 + i, tenantId: `tenant-${i}`, data: null, publishedAt: Date.now() + i }));
+    expect(envelope).toBeLessThanOrEqual(EVENT_OVERHEAD);
+  });
+
+  it("size estimate - any JSON value: never below its JSON length, and never throws", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (data) => {
+        const json = JSON.stringify(data) ?? "";
+        expect(estimateEventSize(eventOf(data))).toBeGreaterThanOrEqual(json.length + EVENT_OVERHEAD);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("size estimate - nesting deeper than JSON.stringify can walk is estimated, not thrown", () => {
+    const deep = JSON.parse("[".repeat(200_000) + "]".repeat(200_000)) as unknown;
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    expect(estimateEventSize(eventOf(deep))).toBeGreaterThanOrEqual(200_000 * 72);
+  });
+
+  it("size estimate - arrays of empty objects cost about 20 times their JSON length", () => {
+    const data = Array.from({ length: 1_000 }, () => ({}));
+    expect(estimateEventSize(eventOf(data))).toBeGreaterThan(20 * JSON.stringify(data).length);
+  });
+
+  it("size estimate - sizeOnce calls sizeOf once per event object", () => {
+    let calls = 0;
+    const sizeOf = sizeOnce(() => ++calls * 100);
+    const a = eventOf("a");
+    const b = eventOf("a");
+    expect([sizeOf(a), sizeOf(a), sizeOf(b), sizeOf(a)]).toEqual([100, 100, 200, 100]);
+    expect(calls).toBe(2);
+  });
+});
