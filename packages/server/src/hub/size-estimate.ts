@@ -47,19 +47,36 @@ function numberCost(n: number): number {
   return Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 ? 0 : HEAP_NUMBER;
 }
 
-/** A node of the key trie of one walk: objects with the same key sequence share V8's maps. */
+/** A node of a key trie: objects with the same key sequence share V8's maps. */
 type KeyTrie = Map<string, KeyTrie>;
 
 /**
+ * The key sequences (object shapes) the estimate has charged maps for, shared by the events of
+ * one hub registry. V8 keeps one map per key sequence for the whole process, so a shape every
+ * event repeats (`{ itemId, kind, at }`) is charged once, not per event. Bounded: once
+ * `maxKeys` keys are known, new shapes are charged in every event that has them (once per
+ * event). What it can under-count in all is the maps of known shapes that V8 has collected
+ * since and an event re-creates: at most `maxKeys` x 128 bytes (256 KiB) per registry.
+ */
+export class KnownShapes {
+  readonly root: KeyTrie = new Map();
+  keys = 0;
+  /** @param maxKeys Trie nodes kept (about 200 bytes each). @default 2048 */
+  constructor(readonly maxKeys = 2048) {}
+}
+
+/**
  * Heap bytes `value` (a decoded JSON value) holds, charged per node as described above. An
- * explicit stack, not recursion: JSON.parse accepts nesting deeper than the call stack.
+ * explicit stack, not recursion: JSON.parse accepts nesting deeper than the call stack. With
+ * `known`, key sequences charged before (by earlier events) are not charged again.
  *
  * @example
  * estimateValueHeap(JSON.parse("[{},{}]")); // 208 = an array of two slots + two objects
  */
-export function estimateValueHeap(value: unknown): number {
+export function estimateValueHeap(value: unknown, known: KnownShapes = new KnownShapes(0)): number {
   let total = 0;
-  const root: KeyTrie = new Map();
+  // Shapes new to this value once `known` is full: each charged once per value.
+  let local: KeyTrie | undefined;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
@@ -73,16 +90,31 @@ export function estimateValueHeap(value: unknown): number {
       total += OBJECT + SLOT * keys.length;
       if (keys.length >= DICTIONARY_KEYS) {
         for (const k of keys) total += DICTIONARY_ENTRY + k.length;
-      } else {
-        // A key sequence first seen in this value makes maps; one seen before shares them.
-        let node = root;
+      } else if (known.keys < known.maxKeys) {
+        let node: KeyTrie | undefined = known.root;
         for (const k of keys) {
-          let next = node.get(k);
+          let next: KeyTrie | undefined = node?.get(k);
           if (!next) {
-            node.set(k, (next = new Map()));
             total += NEW_KEY + 2 * k.length;
+            // Filled up mid-object: the rest of its keys are charged (over, never under).
+            if (node && known.keys < known.maxKeys) {
+              node.set(k, (next = new Map()));
+              known.keys++;
+            }
           }
           node = next;
+        }
+      } else {
+        let node: KeyTrie | undefined = known.root;
+        let mine = (local ??= new Map());
+        for (const k of keys) {
+          node = node?.get(k);
+          let next = mine.get(k);
+          if (!next) {
+            mine.set(k, (next = new Map()));
+            if (!node) total += NEW_KEY + 2 * k.length;
+          }
+          mine = next;
         }
       }
       for (const k of keys) stack.push((v as Record<string, unknown>)[k]);
@@ -92,11 +124,11 @@ export function estimateValueHeap(value: unknown): number {
 }
 
 /**
- * The default `sizeOf` of the hub options: the heap estimate of the event's data plus
- * {@link EVENT_OVERHEAD}, and never less than the data's JSON length plus that overhead.
+ * An event's estimated size: the heap estimate of its data plus {@link EVENT_OVERHEAD}, and
+ * never less than the data's JSON length plus that overhead.
  */
-export function estimateEventSize(event: TidemarkEvent): number {
-  const heap = estimateValueHeap(event.data);
+export function estimateEventSize(event: TidemarkEvent, known?: KnownShapes): number {
+  const heap = estimateValueHeap(event.data, known);
   let json: number;
   try {
     json = JSON.stringify(event.data)?.length ?? 0;
@@ -105,6 +137,11 @@ export function estimateEventSize(event: TidemarkEvent): number {
     json = 0;
   }
   return Math.max(heap, json) + EVENT_OVERHEAD;
+}
+
+/** The default `sizeOf` of a hub registry: {@link estimateEventSize} with shapes known across its events. */
+export function eventSizer(known = new KnownShapes()): (event: TidemarkEvent) => number {
+  return (event) => estimateEventSize(event, known);
 }
 
 /**
