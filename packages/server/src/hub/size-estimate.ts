@@ -2,10 +2,11 @@
  * What an event costs in the heap, for the byte bounds of the hubs' rings and the topic feeds'
  * backlog. The JSON length is not it: `JSON.parse` turns `[{},{},…]` into 64 bytes of heap per 3
  * characters, and every object key seen for the first time costs a hidden class (map,
- * descriptors, the key string) of about 120 bytes. The estimate walks the decoded value once and
- * charges each node at least what V8 (64-bit, no pointer compression: Node 20, 22, 24) allocates
- * for it, so no payload shape holds more than its estimate; it is never below the JSON length
- * either (the frames made from an event are that long). Measured figures: docs/reliability.md.
+ * descriptors, the key string, an enum cache) of about 180 bytes. The estimate walks the
+ * decoded value once and charges each node at least what V8 (64-bit, no pointer compression:
+ * Node 20, 22, 24) allocates for it, so no payload shape holds more than its estimate; it is
+ * never below the JSON length either (the frames made from an event are that long). Measured
+ * figures: docs/reliability.md.
  */
 import type { TidemarkEvent } from "@tidemark/shared";
 
@@ -26,8 +27,12 @@ const SLOT = 8;
 const STRING = 32;
 /** A number that is not a small integer is a separate HeapNumber. */
 const HEAP_NUMBER = 16;
-/** A key the event's objects had not used in that place: a new map, its descriptors, the key string. */
-const NEW_KEY = 128;
+/**
+ * A key the event's objects had not used in that place: a new map, its descriptors, the key
+ * string (~120 bytes), and the enum cache V8 adds to the map when anything lists the object's
+ * keys (~60 bytes; the walk below does, with Object.keys).
+ */
+const NEW_KEY = 192;
 /**
  * From this many keys, JSON.parse builds a dictionary-mode object: no shared map, ~48 bytes
  * per entry plus the key strings (charged as if every key were new to the process).
@@ -56,13 +61,13 @@ type KeyTrie = Map<string, KeyTrie>;
  * event repeats (`{ itemId, kind, at }`) is charged once, not per event. Bounded: once
  * `maxKeys` keys are known, new shapes are charged in every event that has them (once per
  * event). What it can under-count in all is the maps of known shapes that V8 has collected
- * since and an event re-creates: at most `maxKeys` x 128 bytes (256 KiB) per registry.
+ * since and an event re-creates: at most `maxKeys` x 192 bytes (192 KiB) per registry.
  */
 export class KnownShapes {
   readonly root: KeyTrie = new Map();
   keys = 0;
-  /** @param maxKeys Trie nodes kept (about 200 bytes each). @default 2048 */
-  constructor(readonly maxKeys = 2048) {}
+  /** @param maxKeys Trie nodes kept (a Map each: about 430 bytes measured). @default 1024 */
+  constructor(readonly maxKeys = 1024) {}
 }
 
 /**
