@@ -6,8 +6,14 @@
 import { fileURLToPath } from "node:url";
 import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
 
-/** The hub bounds the child runs with (small, so that a few hubs fill them). */
-export const HUB_LIMITS = { ringBytes: 256 * 1024, feedBacklogBytes: 1024 * 1024 };
+/**
+ * The hub bounds the child runs with: small, so that a few hubs fill them (the figures with the
+ * defaults: TIDEMARK_HEAP_RING_BYTES=1048576 TIDEMARK_HEAP_BACKLOG_BYTES=8388608).
+ */
+export const HUB_LIMITS = {
+  ringBytes: Number(process.env.TIDEMARK_HEAP_RING_BYTES ?? 256 * 1024),
+  feedBacklogBytes: Number(process.env.TIDEMARK_HEAP_BACKLOG_BYTES ?? 1024 * 1024),
+};
 /** JSON length of every payload. */
 export const PAYLOAD_CHARS = 4_000;
 
