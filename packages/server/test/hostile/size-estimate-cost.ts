@@ -9,11 +9,11 @@ import type { TidemarkEvent } from "@tidemark/shared";
 import { eventSizer, sizeOnce } from "../../src/hub/size-estimate.js";
 
 const payloads: Record<string, () => unknown> = {
-  "record (~150 B)": () => ({ itemId: "item-123456", kind: "stock", count: 17, at: "2026-12-02T06:30:00Z", by: { id: "u-42", name: "Ada" } }),
+  "record (110 B)": () => ({ itemId: "item-123456", kind: "stock", count: 17, at: "2026-12-02T06:30:00Z", by: { id: "u-42", name: "Ada" } }),
   "string (4 KB)": () => "x".repeat(4_000),
   "40 records (4 KB)": () => Array.from({ length: 40 }, (_, i) => ({ id: `item-${i}`, name: "widget", price: i + 0.25, tags: ["a", "b"] })),
   "empty objects (4 KB)": () => Array.from({ length: 1_333 }, () => ({})),
-  "records (64 KB)": () => Array.from({ length: 640 }, (_, i) => ({ id: `item-${i}`, name: "widget", price: i + 0.25, tags: ["a", "b"] })),
+  "640 records (42 KB)": () => Array.from({ length: 640 }, (_, i) => ({ id: `item-${i}`, name: "widget", price: i + 0.25, tags: ["a", "b"] })),
 };
 
 const oldSizeOf = (event: TidemarkEvent) => (JSON.stringify(event.data)?.length ?? 0) + 200;
