@@ -44,7 +44,8 @@ export interface HubRegistryOptions {
    * decoded event holds, at least what V8 allocates for any payload shape (`[{},{},…]` costs 21
    * times its JSON length) and never less than its JSON length, plus 320 bytes
    * (docs/bridge.md, "Security model"). A custom one must not under-count, or hostile payloads
-   * hold more than the bounds say. @default heap estimate (hub/size-estimate.ts)
+   * hold more than the bounds say; a size that is not a finite number >= 0 ends the hubs that
+   * read the event with `InvalidArgumentError`. @default heap estimate (hub/size-estimate.ts)
    */
   sizeOf?: (event: TidemarkEvent) => number;
   /** Hub mode of every topic, or a choice per topic id. @default "topic" */

@@ -2,7 +2,7 @@ import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import type { TidemarkEvent } from "@tidemark/shared";
+import { InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
 import { EVENT_OVERHEAD, estimateEventSize, estimateValueHeap, eventSizer, KnownShapes, sizeOnce } from "./size-estimate.js";
 
 setFlagsFromString("--expose-gc");
@@ -113,6 +113,13 @@ describe("size estimate", () => {
     const b = eventOf("a");
     expect([sizeOf(a), sizeOf(a), sizeOf(b), sizeOf(a)]).toEqual([100, 100, 200, 100]);
     expect(calls).toBe(2);
+  });
+
+  it("size estimate - a custom sizeOf that returns no size (NaN, negative, not a number) is an InvalidArgumentError, not an unbounded window", () => {
+    for (const bad of [NaN, -1, Infinity, "12", undefined]) {
+      const sizeOf = sizeOnce(() => bad as number);
+      expect(() => sizeOf(eventOf("a")), String(bad)).toThrow(InvalidArgumentError);
+    }
   });
 
   it("size estimate - a shape the registry's events repeat is charged its maps once; unique keys are charged in every event", () => {

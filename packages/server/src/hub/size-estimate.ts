@@ -8,7 +8,7 @@
  * never below the JSON length either (the frames made from an event are that long). Measured
  * figures: docs/reliability.md.
  */
-import type { TidemarkEvent } from "@tidemark/shared";
+import { InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
 
 /**
  * Heap the event object itself holds beside its data (the envelope object, `eventId`, `cursor`,
@@ -151,13 +151,22 @@ export function eventSizer(known = new KnownShapes()): (event: TidemarkEvent) =>
 
 /**
  * `sizeOf` computed once per event, however many places hold it (the topic feed's backlog and
- * a hub's ring share the event object). Weak: an event no window holds is forgotten with it.
+ * a hub's ring share the event object). Weak: an event no window holds is forgotten with it. A
+ * size that is not a finite number >= 0 (a custom `sizeOf`'s bug) would switch the byte bounds
+ * off: it throws `InvalidArgumentError`, and the hubs reading that event end with it (their
+ * subscribers get the error).
  */
 export function sizeOnce(sizeOf: (event: TidemarkEvent) => number): (event: TidemarkEvent) => number {
   const sizes = new WeakMap<object, number>();
   return (event) => {
     let size = sizes.get(event);
-    if (size === undefined) sizes.set(event, (size = sizeOf(event)));
+    if (size === undefined) {
+      size = sizeOf(event);
+      if (typeof size !== "number" || !Number.isFinite(size) || size < 0) {
+        throw new InvalidArgumentError(`hub option sizeOf returned ${String(size)}, not a finite number >= 0`);
+      }
+      sizes.set(event, size);
+    }
     return size;
   };
 }
