@@ -13,21 +13,33 @@ export function inspectorUrl(output: string[]): string | undefined {
 
 /** Runs a full collection (V8's low-memory one, which also returns freed pages) in the process at `url`. */
 export async function collectGarbage(url: string, timeoutMs = 30_000): Promise<void> {
+  await inspectorCall(url, "HeapProfiler.collectGarbage", timeoutMs);
+}
+
+/** Bytes of V8 heap in use in the process at `url` right after a full collection. */
+export async function heapUsedAfterGc(url: string, timeoutMs = 30_000): Promise<number> {
+  await inspectorCall(url, "HeapProfiler.collectGarbage", timeoutMs);
+  const { usedSize } = (await inspectorCall(url, "Runtime.getHeapUsage", timeoutMs)) as { usedSize: number };
+  return usedSize;
+}
+
+/** One inspector protocol call on a connection of its own; resolves with its result. */
+async function inspectorCall(url: string, method: string, timeoutMs: number): Promise<unknown> {
   const ws = new WebSocket(url);
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`collectGarbage: no answer from ${url} in ${timeoutMs} ms`)), timeoutMs);
+    return await new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${method}: no answer from ${url} in ${timeoutMs} ms`)), timeoutMs);
       ws.on("error", (err) => {
         clearTimeout(timer);
         reject(err);
       });
-      ws.on("open", () => ws.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" })));
+      ws.on("open", () => ws.send(JSON.stringify({ id: 1, method })));
       ws.on("message", (data) => {
-        const reply = JSON.parse(String(data)) as { id?: number; error?: { message: string } };
+        const reply = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
         if (reply.id !== 1) return;
         clearTimeout(timer);
-        if (reply.error) reject(new Error(`collectGarbage: ${reply.error.message}`));
-        else resolve();
+        if (reply.error) reject(new Error(`${method}: ${reply.error.message}`));
+        else resolve(reply.result);
       });
     });
   } finally {

@@ -17,4 +17,4 @@ export { freeze, thaw } from "./freeze.js";
 export { FaultProxy, type Direction, type FaultOptions, type ProxyOptions } from "./proxy.js";
 export { RouteMesh, type LinkFaultOptions } from "./mesh.js";
 export { countRequests } from "./count-requests.js";
-export { collectGarbage, inspectorUrl } from "./collect-garbage.js";
+export { collectGarbage, heapUsedAfterGc, inspectorUrl } from "./collect-garbage.js";

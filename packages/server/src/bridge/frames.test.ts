@@ -1,6 +1,11 @@
 import { describe, it, expect } from "vitest";
-import { EventFrames, parseClientFrame, ProtocolError } from "./frames.js";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { EventFrames, frameBytes, parseClientFrame, ProtocolError } from "./frames.js";
 import type { TidemarkEvent } from "@tidemark/shared";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 
 describe("frames", () => {
   it("frames - parses every client frame and drops unknown fields", () => {
@@ -65,4 +70,29 @@ describe("frames", () => {
     expect(rebuilt).not.toBe(first[0]);
     expect(rebuilt.text).toBe(first[0]!.text);
   });
+
+  it("frames - the cache holds frames, not events: an event no one else holds is collected", async () => {
+    const frames = new EventFrames();
+    let event: TidemarkEvent | undefined = { eventId: "i-1", cursor: "s6t.c", streamSequence: 1, data: Array.from({ length: 1_000 }, () => ({})), publishedAt: 5 } as unknown as TidemarkEvent;
+    const weak = new WeakRef(event);
+    frames.frame("h", event);
+    event = undefined;
+    // WeakRefs are cleared only after the job that made them.
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(weak.deref()).toBeUndefined();
+  });
+
+  it("frames - a frame counts its text and its UTF-8 wire bytes: non-ASCII text counts up to 5 bytes a character", () => {
+    const frames = new EventFrames(1_000_000);
+    const ascii = { eventId: "i-1", cursor: "s6t.c", streamSequence: 1, data: "x".repeat(1_000), publishedAt: 5 } as unknown as TidemarkEvent;
+    const cjk = { eventId: "i-2", cursor: "s6t.c", streamSequence: 2, data: "\u4e00".repeat(1_000), publishedAt: 5 } as unknown as TidemarkEvent;
+    const a = frames.frame("h", ascii).text;
+    expect(frames.bytes).toBe(2 * a.length);
+    const c = frames.frame("h", cjk).text;
+    // Two bytes a character of text (a two-byte string) and three of UTF-8.
+    expect(frames.bytes - 2 * a.length).toBeGreaterThanOrEqual(2 * c.length + Buffer.byteLength(c));
+    expect(frameBytes(c)).toBe(5 * c.length);
+  });
 });
+

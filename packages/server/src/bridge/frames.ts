@@ -90,40 +90,69 @@ export function encode(frame: ServerFrame): string {
   return JSON.stringify(frame);
 }
 
+/** Frame text that is plain ASCII: its UTF-8 wire bytes are as many as its characters. */
+const NOT_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * Heap a cached frame holds: the text (one byte a character, two when any is outside Latin-1)
+ * and the wire bytes a runtime adapter caches beside it (up to three UTF-8 bytes a character).
+ * One test for "all ASCII" (exact: 2 bytes a character) instead of a count of each kind.
+ */
+/** @internal */
+export function frameBytes(text: string): number {
+  return NOT_ASCII.test(text) ? 5 * text.length : 2 * text.length;
+}
+
+/** One cached frame; `frame` is emptied when the cache lets it go. */
+interface CachedFrame {
+  hub: string;
+  frame: FrameText | undefined;
+}
+
 /**
  * @internal Serialises event frames once per (event, hub) and keeps the most recent ones, up to
- * `maxBytes` of frame text (the WebSocket message a runtime adapter caches beside it counts
- * again). Not for the event's lifetime: the hubs' windows and the feed backlog hold events for
- * resuming readers, and a frame (text and bytes) kept with each would triple their memory. A
- * frame is wanted again soon after it is made (every socket of the tenant, a reader a little
- * behind); an older one is rebuilt.
+ * `maxBytes` of frames as {@link frameBytes} counts them (the text and the WebSocket message a
+ * runtime adapter caches beside it). Not for the event's lifetime: the hubs' windows and the
+ * feed backlog hold events for resuming readers, and a frame (text and bytes) kept with each
+ * would triple their memory. A frame is wanted again soon after it is made (every socket of the
+ * tenant, a reader a little behind); an older one is rebuilt. The cache never holds an event:
+ * it is weakly keyed, and the eviction order holds the entries, so an event's decoded data (up
+ * to 20 times its JSON length in heap) lives only as long as a hub's window or a reader needs it.
  */
 export class EventFrames {
-  readonly #cache = new WeakMap<object, { hub: string; frame: FrameText }>();
-  /** The cached events, oldest first from `#head`, with the bytes each one counts. */
-  #order: object[] = [];
+  readonly #cache = new WeakMap<object, CachedFrame>();
+  /** The cached frames, oldest first from `#head`, with the bytes each one counts. */
+  #order: (CachedFrame | undefined)[] = [];
   #sizes: number[] = [];
   #head = 0;
   #bytes = 0;
 
   constructor(readonly maxBytes = 4 * 1024 * 1024) {}
 
+  /** Bytes the cached frames count now (at most `maxBytes`, or the one newest frame). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   frame(hub: string, event: TidemarkEvent): FrameText {
     const hit = this.#cache.get(event);
-    if (hit && hit.hub === hub) return hit.frame;
+    if (hit?.frame && hit.hub === hub) return hit.frame;
     const frame = { text: `{"type":"event","hub":${JSON.stringify(hub)},"event":${JSON.stringify(event)}}` };
-    this.#cache.set(event, { hub, frame });
-    this.#keep(event, 2 * frame.text.length);
+    const entry: CachedFrame = { hub, frame };
+    this.#cache.set(event, entry);
+    this.#keep(entry, frameBytes(frame.text));
     return frame;
   }
 
-  #keep(event: object, size: number): void {
-    this.#order.push(event);
+  #keep(entry: CachedFrame, size: number): void {
+    this.#order.push(entry);
     this.#sizes.push(size);
     this.#bytes += size;
     while (this.#bytes > this.maxBytes && this.#head < this.#order.length - 1) {
+      // The entry stays in the WeakMap (a few words) until its event goes; its frame goes now.
       // An event cached twice (another hub) loses its newer frame early: it is only rebuilt.
-      this.#cache.delete(this.#order[this.#head]!);
+      this.#order[this.#head]!.frame = undefined;
+      this.#order[this.#head] = undefined;
       this.#bytes -= this.#sizes[this.#head]!;
       this.#head++;
     }

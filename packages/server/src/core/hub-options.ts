@@ -16,7 +16,10 @@ export type HubMode = "topic" | "tenant";
 export interface HubRegistryOptions {
   /** Recent events each hub keeps in memory for subscribers that resume a little behind. @default 512 */
   ringEvents?: number;
-  /** Byte bound of that window (estimated by `sizeOf`). @default 1 MiB */
+  /**
+   * Byte bound of that window, by `sizeOf`: the heap its events hold, not their JSON length (a
+   * window may exceed it by its one newest event when that alone is larger). @default 1 MiB
+   */
   ringBytes?: number;
   /**
    * A fresh hub starts its follower at its first subscriber's cursor when that cursor is at most
@@ -35,7 +38,15 @@ export interface HubRegistryOptions {
    * noticed. @default 2000
    */
   windowPollMs?: number;
-  /** Estimated size of an event in the window. @default JSON length of `data` + 200 */
+  /**
+   * What an event counts against `ringBytes` and `feedBacklogBytes`; called once per event (the
+   * backlog and a window share the event object). The default is an estimate of the heap the
+   * decoded event holds, at least what V8 allocates for any payload shape (`[{},{},…]` costs 21
+   * times its JSON length) and never less than its JSON length, plus 320 bytes
+   * (docs/bridge.md, "Security model"). A custom one must not under-count, or hostile payloads
+   * hold more than the bounds say; a size that is not a finite number >= 0 ends the hubs that
+   * read the event with `InvalidArgumentError`. @default heap estimate (hub/size-estimate.ts)
+   */
   sizeOf?: (event: TidemarkEvent) => number;
   /** Hub mode of every topic, or a choice per topic id. @default "topic" */
   hubMode?: HubMode | ((topicId: string) => HubMode);
@@ -49,8 +60,9 @@ export interface HubRegistryOptions {
    * Byte bound (by `sizeOf`) of each topic feed's backlog in mode "topic": the recent events,
    * indexed by tenant, that resuming subscribers catch up from with no read of their own. It
    * fills on a busy topic and stays full, in every bridge process, so it is a steady cost per
-   * exposed topic (real memory is about 1.5x the estimate). 8 MiB holds about 27,000 events of
-   * 300 bytes; raise it for resume storms of more tenants. @default 8 MiB
+   * exposed topic. 8 MiB holds about 11,500 events of a 230-character record (its estimate is
+   * ~700 bytes: what it holds decoded) or 1,900 of 4 KB strings; raise it for resume storms of
+   * more tenants. @default 8 MiB
    */
   feedBacklogBytes?: number;
   /**

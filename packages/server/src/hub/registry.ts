@@ -20,16 +20,16 @@ import { HubStats } from "./stats.js";
 import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { observeHubs } from "../observe/bridge-meter.js";
+import { eventSizer, sizeOnce } from "./size-estimate.js";
 
 export type { HubMode, HubRegistryOptions };
 
-const defaults: Required<HubRegistryOptions> = {
+const defaults: Required<Omit<HubRegistryOptions, "sizeOf">> = {
   ringEvents: 512,
   ringBytes: 1024 * 1024,
   maxBackfillSequences: 20_000,
   watermarkIntervalMs: 60_000,
   windowPollMs: 2_000,
-  sizeOf: (event) => (JSON.stringify(event.data)?.length ?? 0) + 200,
   hubMode: "topic",
   maxCatchUps: 64,
   feedBacklogBytes: 8 * 1024 * 1024,
@@ -123,7 +123,11 @@ export class HubRegistry {
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
     this.#headReadSpacingMs = s.headReadSpacingMs;
-    this.#settings = { ...s, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
+    if (options.sizeOf !== undefined && typeof options.sizeOf !== "function") throw new InvalidArgumentError("hub option sizeOf must be a function");
+    // Once per event: the feed's backlog and the tenant's ring hold the same event object. The
+    // default knows the object shapes this registry's events repeat (size-estimate.ts).
+    const sizeOf = sizeOnce(options.sizeOf ?? eventSizer());
+    this.#settings = { ...s, sizeOf, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
     this.#unobserve = observeHubs(() => this.followerCount);
   }
