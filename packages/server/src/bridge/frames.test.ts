@@ -1,4 +1,6 @@
 import { describe, it, expect } from "vitest";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { EventFrames, parseClientFrame, ProtocolError } from "./frames.js";
 import type { TidemarkEvent } from "@tidemark/shared";
 
@@ -64,5 +66,22 @@ describe("frames", () => {
     const rebuilt = frames.frame("h", events[0]!);
     expect(rebuilt).not.toBe(first[0]);
     expect(rebuilt.text).toBe(first[0]!.text);
+  });
+
+  it("frames - an event whose frame was dropped from the bound is no longer held by the cache", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const frames = new EventFrames(10_000);
+    // Large events, few of which fit the bound: the evicted ones must be collectable at once,
+    // not after 1,024 more (with 120 KB events that held ~120 MiB of events in the bridge).
+    const refs = Array.from({ length: 20 }, (_, i) => {
+      const event = { eventId: `i-${i}`, cursor: "s6t.c", streamSequence: i + 1, data: { pad: "x".repeat(4_000) }, publishedAt: 5 } as unknown as TidemarkEvent;
+      frames.frame("h", event);
+      return new WeakRef(event);
+    });
+    await new Promise((r) => setTimeout(r, 0)); // WeakRef targets stay alive until the job ends
+    gc();
+    expect(refs.slice(0, 15).filter((r) => r.deref() !== undefined)).toHaveLength(0);
+    expect(refs.at(-1)!.deref()).toBeDefined(); // the newest is still cached
   });
 });
