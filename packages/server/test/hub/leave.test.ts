@@ -9,6 +9,18 @@ import { hubRegistryOf, type SharedHub } from "../../src/index.js";
 import { useCoreFixture } from "../core/fixture.js";
 import { consumersOf, eventually } from "./fixture.js";
 
+/** The namespace's read consumers as the broker has them configured. */
+async function readConsumers(jsm: ReturnType<typeof useCoreFixture>["jsm"], namespace: string) {
+  const found: { name: string; inactiveMs: number; push: boolean }[] = [];
+  for await (const stream of jsm.streams.list()) {
+    if (!stream.config.name.includes(`_${namespace}_`)) continue;
+    for await (const c of jsm.consumers.list(stream.config.name)) {
+      found.push({ name: c.name, inactiveMs: (c.config.inactive_threshold ?? 0) / 1e6, push: c.config.deliver_subject !== undefined });
+    }
+  }
+  return found;
+}
+
 const fx = useCoreFixture();
 
 describe("hub - leaving at the live edge", () => {
@@ -35,4 +47,28 @@ describe("hub - leaving at the live edge", () => {
       await eventually(async () => (await consumersOf(fx.nats, sync.namespace)) === 0 && sync.stats().consumers === 0, 10_000, "no read consumer left");
     });
   }
+
+  it("hub - every read consumer (a feed's follow, a replay) has a server-side inactive threshold of 5 minutes: the backstop when its reader vanished", async () => {
+    const sync = fx.sync();
+    const topic = sync.topic<number>({ id: "backstop" });
+    for (let i = 0; i < 300; i++) await topic.publish({ data: i, tenantId: "q" });
+    const ac = new AbortController();
+    const hub = topic.hub({ tenantId: "q" }) as SharedHub<number>;
+    let caughtUp = false;
+    const live = (async () => {
+      for await (const _ of hub.subscribe({ signal: ac.signal, progress: { onCaughtUp: () => (caughtUp = true) } })) void _;
+    })();
+    await eventually(() => caughtUp, 10_000, "the hub is live");
+    // A replay held open mid-way: its consumer exists while the hub's feed follows.
+    const replay = topic.replay({ tenantId: "q" })[Symbol.asyncIterator]();
+    await replay.next();
+    const consumers = await readConsumers(fx.jsm, sync.namespace);
+    await replay.return?.();
+    ac.abort();
+    await live;
+    expect(consumers).toHaveLength(2);
+    // Push consumers: the server counts the threshold only while nobody is subscribed to the
+    // deliver subject, so a live slow read is never removed (checked on 2.9.10 and 2.15.1).
+    for (const c of consumers) expect(c).toMatchObject({ inactiveMs: 5 * 60_000, push: true });
+  });
 });
