@@ -48,21 +48,30 @@ function event(n: number): TidemarkEvent {
   return { eventId: `e${n}`, cursor: `s${n}` as Cursor, streamSequence: n, data: { n }, publishedAt: Date.now() };
 }
 
-// A fake hub: yields `events` in arrays of `batchSize` (counting each event and array pulled),
-// then reports caught up and waits.
-function fakeHub(events: TidemarkEvent[], pulled = { count: 0, batches: 0 }, batchSize = 1) {
+// A fake hub: yields the `events` after the subscription's cursor (`s<n>`) in arrays of
+// `batchSize` (counting each event and array pulled, and the iterations open), then reports
+// caught up and waits.
+function fakeHub(events: TidemarkEvent[], pulled = { count: 0, batches: 0, open: 0, started: [] as (string | undefined)[] }, batchSize = 1) {
   return {
     pulled,
     subscribeBatches(options: SharedHubSubscribeOptions = {}): AsyncIterable<TidemarkEvent[]> {
+      const after = options.after === undefined ? 0 : Number(options.after.slice(1));
+      pulled.started.push(options.after);
       return (async function* () {
-        for (let i = 0; i < events.length; i += batchSize) {
-          const batch = events.slice(i, i + batchSize);
-          pulled.count += batch.length;
-          pulled.batches++;
-          yield batch;
+        pulled.open++;
+        try {
+          const rest = events.filter((e) => e.streamSequence > after);
+          for (let i = 0; i < rest.length; i += batchSize) {
+            const batch = rest.slice(i, i + batchSize);
+            pulled.count += batch.length;
+            pulled.batches++;
+            yield batch;
+          }
+          options.progress?.onCaughtUp?.(events.at(-1)!.cursor);
+          await new Promise(() => undefined);
+        } finally {
+          pulled.open--;
         }
-        options.progress?.onCaughtUp?.(events.at(-1)!.cursor);
-        await new Promise(() => undefined);
       })();
     },
   };
@@ -97,19 +106,23 @@ describe("subscription", () => {
     sub.stop();
   });
 
-  it("subscription - pauses on backpressure without pulling further from the hub, and resumes in order", async () => {
+  it("subscription - pauses on backpressure holding no hub iteration, and resumes from its cursor in order", async () => {
     const sink = new FakeSink(2);
     const hub = fakeHub([1, 2, 3, 4, 5].map(event));
     const { sub } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
     await settle();
-    // The third event was pulled and waits for the buffer; nothing more is read or sent.
+    // Paused: the iteration (a replay's consumer and what it prefetched, on a real hub) was
+    // ended, not left suspended with an event in hand; nothing more is sent.
     expect(sink.frames).toHaveLength(2);
-    expect(hub.pulled.count).toBe(3);
+    expect(hub.pulled.open).toBe(0);
+    expect(hub.pulled.started).toEqual([undefined]);
     sink.drain();
     await until(() => sink.frames.length === 6);
     expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "caught_up"]);
+    // Resumed after the last event it sent.
+    expect(hub.pulled.started).toEqual([undefined, "s2"]);
     sub.stop();
   });
 
@@ -120,14 +133,26 @@ describe("subscription", () => {
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
     await settle();
-    // The buffer filled mid-array: the rest of it waits, and the next array is not pulled.
+    // The buffer filled mid-array: the rest of it is dropped with the iteration, and the next
+    // array is not pulled.
     expect(sink.frames).toHaveLength(2);
     expect(hub.pulled.batches).toBe(1);
+    expect(hub.pulled.open).toBe(0);
     sink.drain();
     await until(() => sink.frames.length === 9);
     expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "caught_up"]);
-    expect(hub.pulled.batches).toBe(2);
+    expect(hub.pulled.started).toEqual([undefined, "s2"]);
     expect(context.metrics.eventsDelivered).toBe(8);
+    sub.stop();
+  });
+
+  it("subscription - a paused subscription that was at the live edge resumes without a second caught_up", async () => {
+    const sink = new FakeSink(4);
+    const hub = fakeHub([1, 2].map(event));
+    const { sub } = setup(hub, sink, { cursorSequence: (c: string) => Number(c.slice(1)) } as Partial<ExposedTopic["topic"]>);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 3);
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "caught_up"]);
     sub.stop();
   });
 
@@ -168,7 +193,7 @@ describe("subscription", () => {
   it("subscription - a hub failure that is not a cursor problem ends the subscription with its code", async () => {
     const sink = new FakeSink();
     const failing = {
-      pulled: { count: 0, batches: 0 },
+      pulled: { count: 0, batches: 0, open: 0, started: [] },
       subscribeBatches: () => ({
         [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("boom")) }),
       }),

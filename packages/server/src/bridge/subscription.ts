@@ -1,7 +1,8 @@
 /**
  * One subscription of a connection. Hub mode reads the process's shared hub (replay after the
  * cursor, then live; reset from the head on a bad or expired cursor) and pauses while the
- * socket's buffer is full — the hub leaves it behind and it catches up from its position later.
+ * socket's buffer is full — it ends its iteration (a replay's consumer and what it prefetched go
+ * with it), the hub leaves it behind, and it catches up from its cursor once the socket drains.
  * Live mode reads `topic.live()` and drops events while paused.
  *
  * It sees its connection only through `SubscriptionSink` and the bridge only through
@@ -86,6 +87,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
    * again without a replay or reset is not news, as when a paused iteration goes on.
    */
   #quiet = false;
+  /** True since the own iteration reached the live edge (and told the client), until a replay or reset. */
+  #atEdge = false;
 
   constructor(
     sink: SubscriptionSink<P>,
@@ -136,6 +139,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     }
     const quiet = this.#quiet && position <= this.position;
     this.#quiet = false;
+    this.#atEdge = true;
     this.cursor = cursor;
     if (position > this.position) this.position = position;
     if (!quiet) this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
@@ -179,6 +183,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   /** @internal HubProgress: fell behind the hub's window and replays. */
   onReplay(): void {
     this.#quiet = false; // fell behind the window: the caught_up after the replay is news
+    this.#atEdge = false;
     this.#context.metrics.replays++;
   }
 
@@ -191,18 +196,32 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#retries = 0;
     while (!signal.aborted) {
       try {
+        // Paused (a full send buffer): wait holding no iteration of the hub, so no replay
+        // consumer and no prefetched events; a group member that left for a full buffer waits here.
+        if (!this.#sink.canSend()) {
+          await this.#sink.writable();
+          continue;
+        }
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
         // In arrays (one iteration step each), but the buffer is still checked before every
         // frame: a slow socket pauses (or is cut by the sink) exactly as with single events.
         const batches = hub.subscribeBatches({ after, cancel: signal, progress: this });
-        for await (const batch of batches) {
+        let paused = false;
+        read: for await (const batch of batches) {
           for (const event of batch) {
-            if (!this.#sink.canSend()) await this.#sink.writable();
             if (signal.aborted) return;
+            if (!this.#sink.canSend()) {
+              paused = true;
+              break read; // ends the iteration: its replay's consumer is deleted, its events dropped
+            }
             this.#deliver(event);
           }
         }
-        return;
+        if (!paused) return;
+        // Resume after the last cursor sent, once drained. Back at the live edge without a
+        // replay is no news to a client that had its caught_up already.
+        after = this.cursor ?? after;
+        this.#quiet = this.#atEdge;
       } catch (err) {
         if (signal.aborted) return;
         const code = isTidemarkError(err) ? err.code : undefined;
@@ -224,7 +243,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         context.metrics.bump(context.metrics.resets, reason);
         context.log("info", "subscription reset", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, reason });
         this.position = -1; // a re-created stream counts from 1 again
+        this.cursor = head; // the client goes on from the reset's head: so do a pause and a retry
         this.#quiet = false;
+        this.#atEdge = false;
         this.#sink.send(encode({ type: "reset", id: this.id, reason, head, message: (err as Error).message }));
         after = head;
       }

@@ -38,7 +38,9 @@ export async function openConsumer(
       try {
         await consumer.delete();
       } catch {
-        // Gone already, or the broker is away: its inactive threshold removes it later.
+        // Gone already, or the broker is away: the server removes it 5 minutes after its
+        // deliver subject lost its last subscriber (nats.js sets that inactive_threshold on
+        // every ordered consumer; docs/core.md, "A server-side backstop").
       } finally {
         rt.trackConsumer(-1);
       }

@@ -115,6 +115,10 @@ export async function* run<T>(
               progress?.onCaughtUp?.(follower.cursorAt(pos));
             }
           }
+          // The callback may have cancelled us (the bridge's group ends itself when it reaches
+          // the live edge after its last member left): its poke woke the previous wait, not
+          // this one, and a quiet tenant would hold the follower (and its consumer) forever.
+          if (signal?.aborted) return;
           await follower.changed();
         }
       }

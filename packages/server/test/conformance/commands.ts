@@ -115,6 +115,17 @@ class RestartBridge implements Cmd {
   toString = () => "restartBridge()";
 }
 
+class Crowd implements Cmd {
+  constructor(
+    readonly tenant: string | undefined,
+    readonly sockets: number,
+    readonly dropAfterMs: number,
+  ) {}
+  check = () => true;
+  run = (_: World, w: World) => w.crowd(this.tenant, this.sockets, this.dropAfterMs);
+  toString = () => `crowd(${this.tenant ?? "-"} x${this.sockets}, dropped after ${this.dropAfterMs} ms)`;
+}
+
 class Idle implements Cmd {
   constructor(readonly ms: number) {}
   check = () => true;
@@ -139,6 +150,7 @@ export const commandArbitraries: fc.Arbitrary<Cmd>[] = [
   fc.tuple(readerName, fc.constantFrom<HeldPath>("hub", "bridge")).map(([r, p]) => new Hold(r, p)),
   readerName.map((r) => new Release(r)),
   fc.constant(new RestartBridge()),
+  fc.tuple(tenant, fc.integer({ min: 10, max: 40 }), fc.constantFrom(0, 5, 30)).map(([t, n, ms]) => new Crowd(t, n, ms)),
   fc.integer({ min: 100, max: 1_500 }).map((ms) => new Idle(ms)),
 ];
 

@@ -3,7 +3,7 @@
  * a second Sync (another process) that can destroy and re-create it, and a bridge on a port
  * that survives restarts.
  */
-import { createNodeBridge, expose, serveBridge, WHOLE_TOPIC, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
+import { createNodeBridge, expose, hubRegistryOf, serveBridge, WHOLE_TOPIC, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
 
 /** What the suite publishes: a counter and some padding to push the byte window. */
 export interface Payload {
@@ -69,6 +69,8 @@ export class System {
       topics: [expose(this.topic, () => WHOLE_TOPIC)],
       authenticate: (token) => (token === READER_TOKEN ? { id: "reader" } : undefined),
       principalKey: (p) => p.id,
+      // One principal for every reader, crowds included (`World.crowd`).
+      limits: { maxConnectionsPerPrincipal: 1_000 },
       sync: this.main,
       logLevel: "error",
     });
@@ -87,6 +89,11 @@ export class System {
   async window(): Promise<{ first: number; last: number } | undefined> {
     const [info] = (await this.main.listTopics({ idPrefix: this.id })).filter((t) => t.id === this.id);
     return info && { first: info.firstSequence, last: info.lastSequence };
+  }
+
+  /** What this process reads from the broker now: hub followers and open read consumers. */
+  reads(): { followers: number; consumers: number } {
+    return { followers: hubRegistryOf(this.main).followerCount, consumers: this.main.stats().consumers };
   }
 
   async dispose(): Promise<void> {

@@ -8,7 +8,8 @@ import { CursorModel, sees, type Expectation, type Position } from "./model.js";
 import { differs } from "./verdict.js";
 import { HeldReader, reportOf, resume, WAIT_MS, type HeldPath, type Observed, type Path } from "./paths.js";
 import { sleep } from "./pump.js";
-import { FEED_PER_TOPIC, PRESSURE_PACE_MS, type Payload, type System } from "./system.js";
+import { FEED_PER_TOPIC, PRESSURE_PACE_MS, READER_TOKEN, type Payload, type System } from "./system.js";
+import { TestClient } from "../bridge/client.js";
 
 /** How long an idle held bridge subscription may take to get a fresh `caught_up`. */
 export const WATERMARK_WAIT_MS = 8_000;
@@ -254,6 +255,34 @@ export class World {
     await this.system.stopBridge();
     await this.system.startBridge();
     for (const name of moved) await this.hold(name, "bridge");
+  }
+
+  /**
+   * A crowd of bridge connections subscribes to a tenant's hub (half from the head, half
+   * live-only) and drops every socket together `dropAfterMs` later, while the hub is starting
+   * (issue 24, item 8). Once they are gone, and still a second later, the process holds no more
+   * hub followers and read consumers than the held readers need: one follower per held tenant,
+   * and one feed per topic (hub mode "topic") or a consumer per follower ("tenant").
+   */
+  async crowd(tenant: string | undefined, sockets: number, dropAfterMs: number): Promise<void> {
+    const clients = await Promise.all(Array.from({ length: sockets }, () => TestClient.connect(this.system.wsUrl, READER_TOKEN)));
+    const head = await this.system.topic.head();
+    clients.forEach((c, i) => c.send({ type: "subscribe", id: "crowd", mode: "hub", topic: this.system.id, tenantId: tenant, ...(i % 2 ? { cursor: head } : {}) }));
+    await sleep(dropAfterMs);
+    for (const c of clients) c.ws.terminate();
+    await Promise.all(clients.map((c) => c.closed));
+    const tenants = new Set(Object.values(this.readers).filter((r) => r.held).map((r) => r.tenant));
+    const need = { followers: tenants.size, consumers: FEED_PER_TOPIC ? Math.min(tenants.size, 1) : tenants.size };
+    const excess = () => {
+      const now = this.system.reads();
+      return now.followers > need.followers || now.consumers > need.consumers ? now : undefined;
+    };
+    // A hub still starting (its head read, the feed's consumer) shows up after the sockets closed.
+    const end = Date.now() + WAIT_MS;
+    for (let clear = 0; clear < 20 && Date.now() < end; await sleep(50)) clear = excess() ? 0 : clear + 1;
+    const left = excess();
+    if (left) this.fail(`a crowd of ${sockets} on ${tenant ?? "-"} dropped after ${dropAfterMs} ms left ${JSON.stringify(left)}; the held readers need ${JSON.stringify(need)}`);
+    await this.settle();
   }
 
   async idle(ms: number): Promise<void> {
