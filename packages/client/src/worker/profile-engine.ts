@@ -57,6 +57,7 @@ export class ProfileEngine {
       tabCount: () => this.tabs.size,
       status: (tab) => this.feeds.status(tab),
       connectionId: () => this.connectionId,
+      error: () => (this.socket.state.kind === "failed" ? this.socket.state.error : undefined),
       mayShow: (feed) => this.feeds.mayShow(feed),
     });
     this.feeds = new Feeds({ config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery });
