@@ -262,6 +262,8 @@ class TabClient implements Client, FeedOwner {
     if (message.type === "status") {
       const { status, tabs, connectionId } = message;
       const error = this.errorOf(message.error);
+      // Said once per tab and error, where a developer looks: the worker's console is apart.
+      if (error && error !== this.state.error) console.error(`tidemark: the connection failed (${error.code}): ${error.message}`);
       this.setState({ status, tabs, transport: this.state.transport, ...(connectionId ? { connectionId } : {}), ...(error ? { error } : {}) });
       for (const feed of this.feeds.values()) feed.connectionFailed(error);
       return;
