@@ -121,18 +121,17 @@ function refusal<P>(context: BridgeContext<P>, request: Request, address: string
     return { status: 503, text: "draining" };
   }
   const originAllowed = options.originAllowed(request);
-  if (!context.unauthenticated.admits(address)) {
-    metrics.bump(metrics.rejected, "unauthenticated_connections");
-    context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
-    return { status: 503, text: "too many connections waiting for hello" };
-  }
   if (!originAllowed) {
     metrics.bump(metrics.rejected, "origin");
     context.log("warn", "origin refused", { origin: headerOf(request, "origin"), host: headerOf(request, "host") });
-    if (offersProtocol(request)) return ORIGIN_REFUSED;
-    return { status: 403, text: "origin not allowed" };
+    if (!offersProtocol(request)) return { status: 403, text: "origin not allowed" };
   }
-  return undefined;
+  if (!context.unauthenticated.admits(address)) {
+    if (originAllowed) metrics.bump(metrics.rejected, "unauthenticated_connections");
+    context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
+    return { status: 503, text: "too many connections waiting for hello" };
+  }
+  return originAllowed ? undefined : ORIGIN_REFUSED;
 }
 
 /** Adds the WebSocket endpoint (`options.path`) to `app`; returns it for runtime entries. */
