@@ -85,6 +85,8 @@ export class Socket {
         return;
       case "disconnect":
         this.clearRetry();
+        // Stopped (another user signs in) or offline: the next token starts a new count.
+        this.tokenRefusals = 0;
         this.disconnect(CloseCode.Normal, "client disconnect", false);
         return;
       case "schedule":
