@@ -2,8 +2,8 @@
  * The first notification after a page load (issue 25, item 6) took 1.2–1.4 s where later ones
  * took 20–40 ms. Cause, measured with e2e/bench/first-notification.ts: the demo's first beep
  * constructs an AudioContext inside `onEffect`, and `new AudioContext()` holds the tab's main
- * thread while the audio stack starts (107–124 ms in this headless Chromium, about a second on
- * a desktop's sound server), before the list's render task runs. These tests check the order
+ * thread while the audio stack starts (69–309 ms in this headless Chromium without a sound
+ * device, more with a real one), before the list's render task runs. These tests check the order
  * and the count, not the time: no AudioContext before the user has interacted with the page
  * (the autoplay policy would keep it silent anyway), and after a click the row is in the list
  * before the context is made.

@@ -51,8 +51,9 @@ export class Chime {
    * Plays the sound unless one played less than `minIntervalMs` ago. Never throws.
    *
    * The first beep makes the AudioContext, and `new AudioContext()` holds the main thread while
-   * the audio stack starts (about 110 ms in headless Chromium, up to a second on a desktop's
-   * sound server): that made the first notification after a page load show 1.2–1.4 s late.
+   * the audio stack starts (69–309 ms in headless Chromium without a sound device, more with a
+   * real one): that made the first notification after a page load show late (1.2–1.4 s in the
+   * report, docs/benchmarks/browser.md).
    * So no context is made before the user has interacted with the page (the autoplay policy
    * would keep it suspended: it could not sound), and the first one is made after the next
    * frame, the one that shows the notification's row (at once in a hidden tab: no frame).
