@@ -17,6 +17,11 @@ export interface ChimeOptions {
   createContext?: () => AudioContext;
   /** The clock, in ms. @default () => performance.now() */
   now?: () => number;
+  /**
+   * Whether the user has interacted with the page (the autoplay policy lets sound start only
+   * then). @default navigator.userActivation.hasBeenActive (true where the browser lacks it)
+   */
+  activated?: () => boolean;
 }
 
 const DEFAULTS: Required<Omit<ChimeOptions, "element">> = {
@@ -24,6 +29,7 @@ const DEFAULTS: Required<Omit<ChimeOptions, "element">> = {
   suspendAfterMs: 250,
   createContext: () => new AudioContext(),
   now: () => performance.now(),
+  activated: () => (typeof navigator === "undefined" || !("userActivation" in navigator) ? true : navigator.userActivation.hasBeenActive),
 };
 
 export class Chime {
@@ -41,13 +47,27 @@ export class Chime {
     this.show();
   }
 
-  /** Plays the sound unless one played less than `minIntervalMs` ago. Never throws. */
+  /**
+   * Plays the sound unless one played less than `minIntervalMs` ago. Never throws.
+   *
+   * The first beep makes the AudioContext, and `new AudioContext()` holds the main thread while
+   * the audio stack starts (69–309 ms in headless Chromium without a sound device, more with a
+   * real one): that made the first notification after a page load show late (1.2–1.4 s in the
+   * report, docs/benchmarks/browser.md).
+   * So no context is made before the user has interacted with the page (the autoplay policy
+   * would keep it suspended: it could not sound), and the first one is made after the next
+   * frame, the one that shows the notification's row (at once in a hidden tab: no frame).
+   */
   beep(): void {
     const now = this.options.now();
     if (now - this.lastAt < this.options.minIntervalMs || this.resuming) return;
+    if (!this.audio && !this.options.activated()) return;
     this.lastAt = now;
     // No audio (no device, or the browser refuses): the badge is enough.
-    this.play().catch(() => undefined);
+    const play = () => void this.play().catch(() => undefined);
+    if (this.audio) play();
+    else if (typeof document !== "undefined" && document.visibilityState === "visible") requestAnimationFrame(() => setTimeout(play, 0));
+    else setTimeout(play, 0);
   }
 
   private async play(): Promise<void> {

@@ -58,6 +58,8 @@ function renderShare(): void {
 client.onState((state) => {
   statusEl.textContent = state.status;
   statusEl.dataset.status = state.status;
+  // `failed`: the bridge refused the connection for good (ORIGIN_REFUSED, UNAUTHORIZED).
+  statusEl.title = state.error ? `${state.error.code}: ${state.error.message}` : "";
   $('[data-testid="transport"]').textContent = state.transport;
   renderShare();
 });
@@ -149,7 +151,9 @@ function openFeed(): void {
     }),
     current.onError((error) => {
       refusedEl.hidden = false;
-      refusedEl.textContent = `The server refused tenant “${tenant}”: ${error.code} — ${error.message}`;
+      // A connection refusal reaches every feed too; it is not about the tenant.
+      const what = error.code === "ORIGIN_REFUSED" || error.code === "UNAUTHORIZED" ? "the connection" : `tenant “${tenant}”`;
+      refusedEl.textContent = `The server refused ${what}: ${error.code} — ${error.message}`;
       refusedEl.dataset.code = error.code;
     }),
   ];

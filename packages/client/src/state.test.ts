@@ -73,3 +73,26 @@ describe("state", () => {
     expect(tabStatus({ kind: "offline" }, false, false)).toBe("offline");
   });
 });
+
+describe("state - failed", () => {
+  const error = { code: "ORIGIN_REFUSED" as const, name: "OriginRefusedError", message: "origin not allowed" };
+
+  it("state - a final refusal fails from connecting, open or waiting; offline, online, visible and retry leave it failed", () => {
+    for (const from of [{ kind: "connecting", attempt: 2 }, { kind: "open", attempt: 0, connectionId: "c" }, { kind: "waiting", attempt: 1, delayMs: 50, reason: "x" }] as ConnState[]) {
+      const { state, actions } = run([{ type: "failed", error }, { type: "offline" }, { type: "online" }, { type: "visible" }, { type: "retry" }], from);
+      expect(state).toEqual({ kind: "failed", error });
+      expect(actions).toEqual(["none", "none", "none", "none", "none"]);
+    }
+    expect(run([{ type: "failed", error }]).state).toEqual({ kind: "idle" });
+  });
+
+  it("state - start (a tab attaching) tries again from failed; stop goes idle", () => {
+    expect(run([{ type: "start" }], { kind: "failed", error })).toEqual({ state: { kind: "connecting", attempt: 0 }, actions: ["connect"] });
+    expect(run([{ type: "stop" }], { kind: "failed", error }).state).toEqual({ kind: "idle" });
+  });
+
+  it("state - a failed socket shows `failed` in every tab", () => {
+    expect(tabStatus({ kind: "failed", error }, true, true)).toBe("failed");
+    expect(tabStatus({ kind: "failed", error }, false, false)).toBe("failed");
+  });
+});

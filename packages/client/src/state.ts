@@ -2,10 +2,15 @@
  * The connection state machine, pure: one `transition()` decides every change, and the
  * connection applies the action it returns. Per-tab status is derived from it by `tabStatus()`.
  */
+import type { ErrorPayload } from "@tidemark/shared";
 import { backoffDelay, type BackoffOptions } from "./backoff.js";
 
-/** What a tab shows about its connection. */
-export type Status = "connecting" | "live" | "resuming" | "offline";
+/**
+ * What a tab shows about its connection. `failed`: the bridge refused in a way a retry cannot
+ * get past (see refusal.ts); the client's `state.error` says why, and no retry is made until a
+ * tab attaches again (a reload).
+ */
+export type Status = "connecting" | "live" | "resuming" | "offline" | "failed";
 
 /** State of the one socket. */
 export type ConnState =
@@ -13,7 +18,8 @@ export type ConnState =
   | { kind: "connecting"; attempt: number }
   | { kind: "open"; attempt: 0; connectionId: string }
   | { kind: "waiting"; attempt: number; delayMs: number; reason: string }
-  | { kind: "offline" };
+  | { kind: "offline" }
+  | { kind: "failed"; error: ErrorPayload };
 
 /** Things that happen to the socket. */
 export type ConnEvent =
@@ -22,6 +28,8 @@ export type ConnEvent =
   | { type: "welcome"; connectionId: string }
   /** The socket closed or failed; `retryAfterMs` forces a delay (server drain). */
   | { type: "closed"; reason: string; retryAfterMs?: number }
+  /** The socket closed with a final refusal (refusal.ts): no retry. */
+  | { type: "failed"; error: ErrorPayload }
   | { type: "retry" }
   | { type: "offline" }
   | { type: "online" }
@@ -51,7 +59,8 @@ export function transition(
 ): Transition {
   switch (event.type) {
     case "start":
-      if (state.kind === "idle") return { state: { kind: "connecting", attempt: 0 }, action: { type: "connect" } };
+      // From `failed` too: a tab that attaches (a reload, maybe after a fix) tries again.
+      if (state.kind === "idle" || state.kind === "failed") return { state: { kind: "connecting", attempt: 0 }, action: { type: "connect" } };
       return { state, action: none };
     case "stop":
       return { state: { kind: "idle" }, action: state.kind === "idle" ? none : { type: "disconnect" } };
@@ -66,11 +75,14 @@ export function transition(
       const delayMs = event.retryAfterMs === undefined ? jittered : event.retryAfterMs + jittered;
       return { state: { kind: "waiting", attempt, delayMs, reason: event.reason }, action: { type: "schedule", delayMs } };
     }
+    case "failed":
+      if (state.kind === "idle" || state.kind === "offline" || state.kind === "failed") return { state, action: none };
+      return { state: { kind: "failed", error: event.error }, action: none };
     case "retry":
       if (state.kind !== "waiting") return { state, action: none };
       return { state: { kind: "connecting", attempt: state.attempt }, action: { type: "connect" } };
     case "offline":
-      if (state.kind === "idle" || state.kind === "offline") return { state, action: none };
+      if (state.kind === "idle" || state.kind === "offline" || state.kind === "failed") return { state, action: none };
       return { state: { kind: "offline" }, action: { type: "disconnect" } };
     case "online":
       if (state.kind === "offline") return { state: { kind: "connecting", attempt: 0 }, action: { type: "connect" } };
@@ -92,6 +104,8 @@ export function transition(
  */
 export function tabStatus(state: ConnState, wasLive: boolean, caughtUp: boolean): Status {
   switch (state.kind) {
+    case "failed":
+      return "failed";
     case "offline":
     case "waiting":
       return "offline";

@@ -66,7 +66,8 @@ export type TabMessage =
   | { type: "items"; sub: string; items: FeedItem[]; effects: boolean }
   | { type: "caught_up"; sub: string }
   | { type: "sub_error"; sub: string; error: ErrorPayload }
-  | { type: "status"; status: Status; tabs: number; connectionId?: string };
+  /** `error`: why the connection failed, with status `failed` (a final refusal: refusal.ts). */
+  | { type: "status"; status: Status; tabs: number; connectionId?: string; error?: ErrorPayload };
 
 /** @internal A tab's view of the engine, the same over comlink, BroadcastChannel or in-page. */
 export interface EngineApi {

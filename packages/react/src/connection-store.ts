@@ -1,17 +1,22 @@
 /** This tab's connection (`client.onState`) as an external store for `useConnection`. */
-import type { Client, Status } from "@tidemark/client";
+import type { Client, ClientState, Status } from "@tidemark/client";
 import type { ClientSource } from "./client-source.js";
 
 /** What `useConnection` returns. */
 export interface ConnectionState {
-  /** `connecting`, `live`, `resuming` or `offline` (see the client's status table). */
+  /** `connecting`, `live`, `resuming`, `offline` or `failed` (see the client's status table). */
   readonly status: Status;
   /** Tabs of this browser profile served by the same connection, this one included; 0 until known. */
   readonly tabs: number;
+  /**
+   * Why the connection failed, while `status` is `failed`: a `TidemarkError` with `code`
+   * `ORIGIN_REFUSED` or `UNAUTHORIZED`. Undefined otherwise.
+   */
+  readonly error: ClientState["error"];
 }
 
 /** Before the client reports, and in a server render. */
-export const INITIAL_CONNECTION: ConnectionState = Object.freeze({ status: "connecting", tabs: 0 });
+export const INITIAL_CONNECTION: ConnectionState = Object.freeze({ status: "connecting", tabs: 0, error: undefined });
 
 /** @internal */
 export class ConnectionStore {
@@ -27,9 +32,9 @@ export class ConnectionStore {
     this.listeners.add(listener);
     if (!this.off) {
       const client: Client = this.source.acquire();
-      this.off = client.onState(({ status, tabs }) => {
-        if (status === this.state.status && tabs === this.state.tabs) return;
-        this.state = Object.freeze({ status, tabs });
+      this.off = client.onState(({ status, tabs, error }) => {
+        if (status === this.state.status && tabs === this.state.tabs && error === this.state.error) return;
+        this.state = Object.freeze({ status, tabs, error });
         for (const l of [...this.listeners]) l();
       });
     }

@@ -13,7 +13,8 @@ export type FeedMode = "hub" | "live";
  * Where a feed is:
  * - `loading`: no history yet (also on the server and in the first client render);
  * - `connecting`, `live`, `resuming`, `offline`: history shown, and this tab's connection status;
- * - `error`: the server refused or ended the feed (`error` says why).
+ * - `error`: the server refused or ended the feed, or the connection failed (the client's
+ *   `failed` status: `ORIGIN_REFUSED`, `UNAUTHORIZED`); `error` says why.
  */
 export type FeedStatus = "loading" | Status | "error";
 
@@ -22,7 +23,7 @@ export interface FeedState<T = unknown> {
   /** History, then new items, oldest first, each once (at most the client's `historyLimit`). */
   readonly items: readonly FeedItem<T>[];
   readonly status: FeedStatus;
-  /** Why the server refused or ended the feed (a `TidemarkError` with its `code`), if it did. */
+  /** Why the server refused or ended the feed, or why the connection failed (a `TidemarkError` with its `code`). */
   readonly error: Feed<T>["error"];
 }
 

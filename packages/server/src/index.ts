@@ -77,5 +77,5 @@ export { defineConfig } from "./cli/config.js";
 export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";
 export { PROCESS_DEFAULTS } from "./process/options.js";
 // Signed-token authentication for the bridge (jose: HS256/ES256, expiry, revocation hook).
-export { tokenAuthenticator } from "./auth/index.js";
-export type { TokenAuthenticatorOptions, TokenPrincipal } from "./auth/index.js";
+export { signToken, tokenAuthenticator } from "./auth/index.js";
+export type { SignTokenOptions, TokenAuthenticate, TokenAuthenticatorOptions, TokenClaims, TokenPrincipal } from "./auth/index.js";

@@ -52,6 +52,7 @@ const messageOnly: { [C in Exclude<ErrorCode, WithDetails>]: new (message: strin
   [ErrorCode.TopicNotFound]: errorClasses[ErrorCode.TopicNotFound],
   [ErrorCode.Unauthorized]: errorClasses[ErrorCode.Unauthorized],
   [ErrorCode.Forbidden]: errorClasses[ErrorCode.Forbidden],
+  [ErrorCode.OriginRefused]: errorClasses[ErrorCode.OriginRefused],
   [ErrorCode.LimitExceeded]: errorClasses[ErrorCode.LimitExceeded],
   [ErrorCode.ProtocolError]: errorClasses[ErrorCode.ProtocolError],
   [ErrorCode.Closed]: errorClasses[ErrorCode.Closed],

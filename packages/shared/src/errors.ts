@@ -18,6 +18,7 @@ export const ErrorCode = {
   TopicNotFound: "TOPIC_NOT_FOUND",
   Unauthorized: "UNAUTHORIZED",
   Forbidden: "FORBIDDEN",
+  OriginRefused: "ORIGIN_REFUSED",
   LimitExceeded: "LIMIT_EXCEEDED",
   ProtocolError: "PROTOCOL_ERROR",
   WorkerStopTimeout: "WORKER_STOP_TIMEOUT",
@@ -191,6 +192,17 @@ export class ForbiddenError extends TidemarkError {
   }
 }
 
+/**
+ * The bridge refused the socket for its page's Origin (not in `origins`): final, a retry gets
+ * the same answer. The client reports it in `failed` state; fix the bridge's `origins` option.
+ */
+export class OriginRefusedError extends TidemarkError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.OriginRefused, message, options);
+    this.name = "OriginRefusedError";
+  }
+}
+
 /** A limit was reached: frame size, subscriptions per connection, subscribe rate. */
 export class LimitExceededError extends TidemarkError {
   constructor(message: string, options?: ErrorOptions) {
@@ -237,6 +249,7 @@ export const errorClasses = {
   [ErrorCode.TopicNotFound]: TopicNotFoundError,
   [ErrorCode.Unauthorized]: UnauthorizedError,
   [ErrorCode.Forbidden]: ForbiddenError,
+  [ErrorCode.OriginRefused]: OriginRefusedError,
   [ErrorCode.LimitExceeded]: LimitExceededError,
   [ErrorCode.ProtocolError]: ProtocolError,
   [ErrorCode.WorkerStopTimeout]: WorkerStopTimeoutError,

@@ -15,6 +15,7 @@ export {
   NatsServerNotFoundError,
   UnauthorizedError,
   ForbiddenError,
+  OriginRefusedError,
   LimitExceededError,
   ProtocolError,
   ClosedError,

@@ -49,6 +49,12 @@ export const CloseCode = {
   ProtocolError: 4400,
   /** Authentication failed, the token expired without a refresh, or the token was revoked. */
   Unauthorized: 4401,
+  /**
+   * The page's Origin is not allowed. Sent to a client that offers the `tidemark.v1`
+   * subprotocol: the upgrade is accepted and closed at once with this code, because a browser
+   * sees an HTTP 403 on upgrade only as close 1006. Others get the 403. Final: do not retry.
+   */
+  OriginRefused: 4403,
   /** No `hello` in time, or no frame within two heartbeats. */
   Timeout: 4408,
   /** An inbound frame over `maxFrameBytes`. */

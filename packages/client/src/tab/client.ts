@@ -3,6 +3,7 @@
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
 import { wrap, proxy, transfer } from "comlink";
+import { fromErrorPayload, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
 import { tabPort } from "../tab-wire.js";
@@ -65,6 +66,12 @@ export interface ClientState {
   /** The server's id of the connection, while connected. */
   connectionId?: string;
   transport: Transport;
+  /**
+   * Why the connection failed, while `status` is `failed`: `ORIGIN_REFUSED` (the bridge's
+   * `origins` does not list this page's origin) or `UNAUTHORIZED` (the token was refused, and a
+   * fresh one from `getToken` too). Every feed's `error` and `onError` carry it as well.
+   */
+  error?: TidemarkError;
 }
 
 
@@ -254,10 +261,22 @@ class TabClient implements Client, FeedOwner {
   private receive(message: TabMessage): void {
     if (message.type === "status") {
       const { status, tabs, connectionId } = message;
-      this.setState({ status, tabs, transport: this.state.transport, ...(connectionId ? { connectionId } : {}) });
+      const error = this.errorOf(message.error);
+      // Said once per tab and error, where a developer looks: the worker's console is apart.
+      if (error && error !== this.state.error) console.error(`tidemark: the connection failed (${error.code}): ${error.message}`);
+      this.setState({ status, tabs, transport: this.state.transport, ...(connectionId ? { connectionId } : {}), ...(error ? { error } : {}) });
+      for (const feed of this.feeds.values()) feed.connectionFailed(error);
       return;
     }
     this.feeds.get(message.sub)?.receive(message);
+  }
+
+  /** The connection's error as a class; the same object while the engine reports the same one. */
+  private errorOf(payload: ErrorPayload | undefined): TidemarkError | undefined {
+    if (!payload) return undefined;
+    const current = this.state.error;
+    if (current && current.code === payload.code && current.message === payload.message) return current;
+    return fromErrorPayload(payload);
   }
 
   private setState(state: ClientState): void {
@@ -286,6 +305,8 @@ class TabClient implements Client, FeedOwner {
     if (spec.tenantId !== undefined) request.tenantId = spec.tenantId;
     const feed = new TabFeed<T>(request, this.config.historyLimit, this);
     this.feeds.set(request.id, feed as unknown as TabFeed<unknown>);
+    // The connection already failed: the feed says so from the start.
+    feed.connectionFailed(this.state.error);
     // Listeners are usually added right after feed(): open once they are known.
     queueMicrotask(() => {
       if (this.feeds.get(request.id) === feed) this.reopen(feed);

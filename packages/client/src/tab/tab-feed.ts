@@ -23,7 +23,10 @@ export interface Feed<T = unknown> {
   readonly items: readonly FeedItem<T>[];
   /** Replay reached the live edge on the current connection. */
   readonly caughtUp: boolean;
-  /** Why the server refused or ended the feed, if it did. */
+  /**
+   * Why the server refused or ended the feed, if it did; else why the connection failed
+   * (`ORIGIN_REFUSED`, `UNAUTHORIZED`: the client's status is then `failed`), while it is.
+   */
   readonly error: TidemarkError | undefined;
   /**
    * New items, each once and in order. The first call (and the first call to a listener added
@@ -32,6 +35,7 @@ export interface Feed<T = unknown> {
   onItems(listener: (items: FeedItem<T>[], info: ItemsInfo) => void): () => void;
   /** New events (not history, not gap markers), in exactly one tab of the profile (the focused one, else an elected one): sounds, desktop notifications. */
   onEffect(listener: (item: FeedItem<T>) => void): () => void;
+  /** The feed's error as it is set (see `error`), once per error. */
   onError(listener: (error: TidemarkError) => void): () => void;
   close(): void;
 }
@@ -46,7 +50,10 @@ export interface FeedOwner {
 export class TabFeed<T> implements Feed<T> {
   items: FeedItem<T>[] = [];
   caughtUp = false;
-  error: TidemarkError | undefined;
+  /** The server's refusal of this feed. */
+  #refusal: TidemarkError | undefined;
+  /** The connection's final refusal, while the client is `failed`. */
+  #connectionError: TidemarkError | undefined;
   view = new TabView<T>();
   private readonly itemListeners = new Set<(items: FeedItem<T>[], info: ItemsInfo) => void>();
   private readonly effectListeners = new Set<(item: FeedItem<T>) => void>();
@@ -58,6 +65,17 @@ export class TabFeed<T> implements Feed<T> {
     private readonly limit: number,
     private readonly owner: FeedOwner,
   ) {}
+
+  get error(): TidemarkError | undefined {
+    return this.#refusal ?? this.#connectionError;
+  }
+
+  /** @internal The connection failed with `error`, or recovered (undefined). */
+  connectionFailed(error: TidemarkError | undefined): void {
+    if (error === this.#connectionError) return;
+    this.#connectionError = error;
+    if (error && !this.#refusal) for (const l of this.errorListeners) l(error);
+  }
 
   onItems(listener: (items: FeedItem<T>[], info: ItemsInfo) => void): () => void {
     this.itemListeners.add(listener);
@@ -94,7 +112,7 @@ export class TabFeed<T> implements Feed<T> {
         if (message.replace) {
           this.view = new TabView<T>();
           this.items = [];
-          this.error = undefined;
+          this.#refusal = undefined;
         }
         this.add(this.view.accept(message.items), history, false, message.replace);
         return;
@@ -107,7 +125,7 @@ export class TabFeed<T> implements Feed<T> {
         return;
       case "sub_error": {
         const error = fromErrorPayload(message.error);
-        this.error = error;
+        this.#refusal = error;
         for (const l of this.errorListeners) l(error);
         return;
       }

@@ -6,6 +6,7 @@ import { pickEffectTab } from "./effects.js";
 import type { FeedLog } from "../feed-log.js";
 import type { Feed, Member, Tab } from "./model.js";
 import type { Status } from "../state.js";
+import type { ErrorPayload } from "@tidemark/shared";
 import type { FeedItem, TabMessage } from "../types.js";
 
 /**
@@ -21,6 +22,8 @@ export interface DeliveryContext {
   tabCount(): number;
   status(tab: Tab): Status;
   connectionId(): string | undefined;
+  /** Why the connection failed (status `failed`), else undefined. */
+  error(): ErrorPayload | undefined;
   /** The feed's saved history may be shown (see Feeds.mayShow). */
   mayShow(feed: Feed): boolean;
 }
@@ -112,7 +115,14 @@ export class Delivery {
   }
 
   sendStatus(tab: Tab): void {
-    const message: TabMessage = { type: "status", status: this.context.status(tab), tabs: this.context.tabCount(), connectionId: this.context.connectionId() };
+    const error = this.context.error();
+    const message: TabMessage = {
+      type: "status",
+      status: this.context.status(tab),
+      tabs: this.context.tabCount(),
+      connectionId: this.context.connectionId(),
+      ...(error ? { error } : {}),
+    };
     const text = JSON.stringify(message);
     if (text === tab.lastStatus) return;
     tab.lastStatus = text;

@@ -57,6 +57,7 @@ export class ProfileEngine {
       tabCount: () => this.tabs.size,
       status: (tab) => this.feeds.status(tab),
       connectionId: () => this.connectionId,
+      error: () => (this.socket.state.kind === "failed" ? this.socket.state.error : undefined),
       mayShow: (feed) => this.feeds.mayShow(feed),
     });
     this.feeds = new Feeds({ config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery });
@@ -112,8 +113,9 @@ export class ProfileEngine {
     let feed = this.feeds.byKey.get(key);
     if (!feed) {
       feed = this.feeds.create(key, request);
-    } else if (feed.refused && !this.feeds.wire.has(feed)) {
-      // Opened again: ask the server again (and show nothing saved until it answers).
+    } else if (feed.refused && !this.feeds.wire.has(feed) && tab.subs.get(request.id)?.feed !== feed) {
+      // Opened again by the app (a new subscription, not the tab's re-open of the same one, as
+      // `onEffect` makes): ask the server again (and show nothing saved until it answers).
       feed.refused = undefined;
       this.feeds.subscribe(feed);
     }

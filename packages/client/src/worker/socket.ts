@@ -6,6 +6,7 @@
  */
 import { CloseCode, PROTOCOL_NAME, PROTOCOL_VERSION, type ClientFrame, type ServerFrame, type WelcomeFrame } from "@tidemark/shared";
 import type { BackoffOptions } from "../backoff.js";
+import { finalRefusal } from "../refusal.js";
 import { transition, type ConnEvent, type ConnState } from "../state.js";
 
 /** @internal A change of the socket's state. */
@@ -44,12 +45,15 @@ export class Socket {
   /** Runs from a socket's creation to its `welcome`: a server that never answers is given up. */
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private lastHeard = 0;
+  /** Closes with 4401 since the last `welcome`: the second in a row is final (refusal.ts). */
+  private tokenRefusals = 0;
   /** Sockets opened since start, for stats. */
   opened = 0;
 
   private readonly handlers: { [K in SocketFrame["type"]]: (frame: Extract<SocketFrame, { type: K }>) => void } = {
     welcome: (frame) => {
       this.stopConnectTimer();
+      this.tokenRefusals = 0;
       this.dispatch({ type: "welcome", connectionId: frame.connectionId });
       this.startWatchdog(frame.heartbeatMs);
       this.hooks.welcome(frame);
@@ -81,6 +85,8 @@ export class Socket {
         return;
       case "disconnect":
         this.clearRetry();
+        // Stopped (another user signs in) or offline: the next token starts a new count.
+        this.tokenRefusals = 0;
         this.disconnect(CloseCode.Normal, "client disconnect", false);
         return;
       case "schedule":
@@ -169,7 +175,18 @@ export class Socket {
     socket.onerror = () => undefined;
     socket.onclose = (event: CloseEvent) => {
       if (generation !== this.generation) return;
-      this.disconnect(event.code, event.reason || `closed (${event.code})`, true);
+      const reason = event.reason || `closed (${event.code})`;
+      if (event.code === CloseCode.Unauthorized) this.tokenRefusals++;
+      const origin = typeof location === "undefined" ? undefined : location.origin;
+      const error = finalRefusal({ code: event.code, reason, tokenRefusals: this.tokenRefusals, ...(origin ? { origin } : {}) });
+      if (!error) {
+        this.disconnect(event.code, reason, true);
+        return;
+      }
+      // Final: no retry until a tab attaches again (the state machine's `start`).
+      this.tokenRefusals = 0;
+      this.disconnect(event.code, reason, false);
+      this.dispatch({ type: "failed", error });
     };
   }
 

@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { SignJWT } from "jose";
+import { ErrorCode, InvalidArgumentError } from "@tidemark/shared";
 import { tokenAuthenticator } from "./authenticate.js";
 
 const secret = "0123456789abcdef0123456789abcdef";
@@ -25,7 +26,26 @@ describe("tokenAuthenticator", () => {
     expect(await revoked(await sign({}))).toBeUndefined();
   });
 
+  it("auth - a missing or empty key (an unset environment variable) fails at creation with a typed error", () => {
+    const env: Record<string, string | undefined> = {};
+    for (const key of [env.TOKEN_SECRET, "", null, new Uint8Array(0)]) {
+      const create = () => tokenAuthenticator({ key: key as string });
+      expect(create, String(key)).toThrow(InvalidArgumentError);
+      expect(create, String(key)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    }
+    expect(() => tokenAuthenticator({ key: 42 as unknown as string })).toThrow(InvalidArgumentError);
+  });
+
+  it("auth - the authenticate function takes (token, request) as the bridge calls it", async () => {
+    const seen: (Request | undefined)[] = [];
+    const auth = tokenAuthenticator({ key: secret, isRevoked: (_c, request) => (seen.push(request), false) });
+    const request = new Request("http://127.0.0.1/ws", { headers: { origin: "http://127.0.0.1" } });
+    expect(await auth(await sign({}), request)).toMatchObject({ id: "u1" });
+    expect(seen).toEqual([request]);
+  });
+
   it("auth - a short HS256 secret is refused at setup; a custom principal is used", async () => {
+    expect(() => tokenAuthenticator({ key: "short" })).toThrow(InvalidArgumentError);
     expect(() => tokenAuthenticator({ key: "short" })).toThrow(/32 bytes/);
     const auth = tokenAuthenticator({ key: secret, principal: (c) => `user:${String(c.sub)}` });
     expect(await auth(await sign({}))).toBe("user:u1");

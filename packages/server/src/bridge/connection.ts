@@ -222,7 +222,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     }
     if (this.state !== "open") return;
     if (!grants(answer, tenantId)) {
-      this.context.log("info", "subscription forbidden", { connection: this.id, topic, tenantId, principal: this.principalKey });
+      this.context.log("info", "subscription forbidden", { connection: this.id, id, topic, tenantId, mode, principal: this.principalKey });
       return refuse(ErrorCode.Forbidden, refusal(answer, tenantId));
     }
     const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });

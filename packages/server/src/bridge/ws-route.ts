@@ -5,7 +5,7 @@
 import type { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import type { WSContext, WSEvents } from "hono/ws";
-import { CloseCode, ErrorCode, LimitName } from "@tidemark/shared";
+import { CloseCode, ErrorCode, LimitName, PROTOCOL_NAME } from "@tidemark/shared";
 import { Connection } from "./connection.js";
 import type { BridgeContext } from "./context.js";
 import { sendDrain } from "./drain.js";
@@ -96,6 +96,31 @@ class SocketEvents<P> implements WaitingSocket {
   }
 }
 
+/**
+ * The events of a socket accepted only to be closed with a code and reason a browser can see
+ * (an HTTP refusal of the upgrade reaches a page as close 1006, without its status). Nothing
+ * the peer sends is read.
+ */
+class ClosingSocket {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+  ) {}
+
+  onOpen(_event: Event, ws: WSContext): void {
+    ws.close(this.code, this.reason);
+  }
+}
+
+/** Holds nothing per socket: one for every socket refused for its Origin. */
+const ORIGIN_REFUSED = new ClosingSocket(CloseCode.OriginRefused, "origin not allowed");
+
+/** True when the upgrade offers the Tidemark subprotocol: a client that reads close codes. */
+function offersProtocol(request: Request): boolean {
+  const offered = headerOf(request, "sec-websocket-protocol");
+  return offered !== null && offered.split(",").some((p) => p.trim() === PROTOCOL_NAME);
+}
+
 /** An upgrade refused: the status and the text of the response. */
 export interface Refusal {
   status: 426 | 403 | 503;
@@ -117,37 +142,44 @@ export interface WsRoute {
   open(request: Request, address: string | undefined, cookieToken: string | undefined): WSEvents | Refusal;
 }
 
-/** The checks of an upgrade, in order: draining, Origin, sockets waiting for `hello`. */
-function refusal<P>(context: BridgeContext<P>, request: Request, address: string | undefined): Refusal | undefined {
+/**
+ * The checks of an upgrade, in order: draining, Origin, sockets waiting for `hello`. A refused
+ * Origin is final for the client, so a Tidemark client is told in a way it can read: the
+ * upgrade is accepted and closed with 4403 (still only within the cap on waiting sockets).
+ */
+function refusal<P>(context: BridgeContext<P>, request: Request, address: string | undefined): Refusal | ClosingSocket | undefined {
   const { options, metrics } = context;
   if (context.draining) {
     metrics.bump(metrics.rejected, "draining");
     return { status: 503, text: "draining" };
   }
-  if (!options.originAllowed(request)) {
+  const originAllowed = options.originAllowed(request);
+  if (!originAllowed) {
     metrics.bump(metrics.rejected, "origin");
     context.log("warn", "origin refused", { origin: headerOf(request, "origin"), host: headerOf(request, "host") });
-    return { status: 403, text: "origin not allowed" };
+    if (!offersProtocol(request)) return { status: 403, text: "origin not allowed" };
   }
   if (!context.unauthenticated.admits(address)) {
-    metrics.bump(metrics.rejected, "unauthenticated_connections");
+    if (originAllowed) metrics.bump(metrics.rejected, "unauthenticated_connections");
     context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
     // Honest and small: when this address's oldest waiting socket must be gone (issue 27 will
     // give every refusal under load a hint; the client's backoff already spreads retries).
     const retryAfterSeconds = Math.max(1, Math.ceil(context.unauthenticated.retryAfterMs(address) / 1000));
     return { status: 503, text: "too many connections waiting for hello", retryAfterSeconds };
   }
-  return undefined;
+  return originAllowed ? undefined : ORIGIN_REFUSED;
 }
 
 /** Adds the WebSocket endpoint (`options.path`) to `app`; returns it for runtime entries. */
 export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): WsRoute {
   const { options } = context;
   const upgrade = options.upgradeWebSocket((c) => new SocketEvents(context, c.req.raw, getCookie(c, options.cookieName), remoteAddressOf(c.env)));
+  const refuseOrigin = options.upgradeWebSocket(() => ORIGIN_REFUSED);
 
   app.get(options.path, async (c, next) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
     const refused = refusal(context, c.req.raw, remoteAddressOf(c.env));
+    if (refused instanceof ClosingSocket) return refuseOrigin(c, next);
     if (refused) return c.text(refused.text, refused.status, refused.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(refused.retryAfterSeconds) });
     return upgrade(c, next);
   });

@@ -71,5 +71,5 @@ export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from
 export type { Logger, LogFunction, LogRecord, LogLevel } from "../bridge/log.js";
 export { PROCESS_DEFAULTS } from "../process/options.js";
 // Signed-token authentication (jose over Web Crypto: runs on every runtime).
-export { tokenAuthenticator } from "../auth/index.js";
-export type { TokenAuthenticatorOptions, TokenPrincipal } from "../auth/index.js";
+export { signToken, tokenAuthenticator } from "../auth/index.js";
+export type { SignTokenOptions, TokenAuthenticate, TokenAuthenticatorOptions, TokenClaims, TokenPrincipal } from "../auth/index.js";

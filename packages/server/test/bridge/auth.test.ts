@@ -1,5 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { WHOLE_TOPIC } from "../../src/index.js";
+import { WebSocket } from "ws";
+import { CloseCode, PROTOCOL_NAME } from "@tidemark/shared";
 import { TestClient } from "./client.js";
 import { ownTenants, useBridgeFixture, type User } from "./fixture.js";
 
@@ -118,6 +120,30 @@ describe("bridge auth", () => {
     await expect(TestClient.open(same.wsUrl, { origin: "https://evil.example" })).rejects.toMatchObject({ status: 403 });
     const port = new URL(same.wsUrl).port;
     (await TestClient.open(same.wsUrl, { origin: `http://127.0.0.1:${port}` })).close();
+  });
+
+  it("bridge - a refused origin is closed with 4403 and a reason for a client that offers the tidemark subprotocol (a browser sees no HTTP status)", async () => {
+    fx.tokens.set("carol", { id: "carol", tenants: ["c"] });
+    const sync = fx.sync();
+    const topics = [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }];
+    const run = await fx.start({ topics, origins: ["https://app.example"] }, sync);
+    for (const wsUrl of [run.wsUrl]) {
+      const ws = new WebSocket(wsUrl, PROTOCOL_NAME, { origin: "https://evil.example" });
+      const frames: string[] = [];
+      ws.on("message", (data) => frames.push(String(data)));
+      ws.on("open", () => ws.send(JSON.stringify({ type: "hello", v: 1, token: "carol" })));
+      const closed = await new Promise<{ code: number; reason: string }>((resolve, reject) => {
+        ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() }));
+        ws.on("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+      });
+      expect(closed).toEqual({ code: CloseCode.OriginRefused, reason: "origin not allowed" });
+      // Nothing it sent was read: no welcome, no error frame.
+      expect(frames).toEqual([]);
+    }
+    // The tidemark client from an allowed origin still gets in.
+    const ok = new WebSocket(run.wsUrl, PROTOCOL_NAME, { origin: "https://app.example" });
+    await new Promise((resolve, reject) => (ok.on("open", resolve), ok.on("error", reject)));
+    ok.close();
   });
 
   it("bridge - a revoked token ends every subscription and the connection", async () => {

@@ -7,6 +7,8 @@
 import { describe, it, expect, afterEach } from "vitest";
 import { connect as tcpConnect } from "node:net";
 import { Hono } from "hono";
+import { WebSocket } from "ws";
+import { CloseCode, PROTOCOL_NAME } from "@tidemark/shared";
 import { countRequests } from "@tidemark/testing";
 import { createNodeBridge, serveBridge, type Bridge, type BridgeOptions, type BridgeServer } from "../../src/index.js";
 import { TestClient } from "./client.js";
@@ -120,6 +122,16 @@ describe.each<Served>(["own app", "mounted app"])("bridge upgrade (%s)", (served
       ["https://app.example", "no"],
       ["https://app.example", "yes"],
     ]);
+  });
+
+  it("bridge - a refused Origin offering the tidemark subprotocol is accepted and closed with 4403 and its reason", async () => {
+    const { port, path } = await serve(served, { origins: ["https://app.example"] });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, PROTOCOL_NAME, { origin: "http://localhost:5173" });
+    const closed = await new Promise<{ code: number; reason: string }>((resolve, reject) => {
+      ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() }));
+      ws.on("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    });
+    expect(closed).toEqual({ code: CloseCode.OriginRefused, reason: "origin not allowed" });
   });
 
   it("bridge - refused upgrades: another path 404, another method 405, not websocket 426, a bad Host 500, draining 503", async () => {
