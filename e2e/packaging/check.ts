@@ -3,8 +3,9 @@
  * tarball holds, installs the tarballs with npm into a scratch app outside the workspace, and
  * uses them there as a user would: Node on the embedded NATS, the `tidemark` bin through npx
  * (input errors, SIGTERM to npx and to its group), `tsc` on every public type, a Vite + React
- * app whose SharedWorker comes from node_modules, in Chromium with two tabs, and one fresh app
- * per OpenTelemetry SDK line that must see Tidemark's span and metrics.
+ * app whose SharedWorker comes from node_modules, in Chromium with two tabs, one fresh app
+ * per OpenTelemetry SDK line that must see Tidemark's span and metrics, and `createSync()` on an
+ * external nats-server named only by `TIDEMARK_NATS_URL`.
  * KEEP_SCRATCH=1 keeps the scratch directory for a look.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "@playwright/test";
 import { chromiumLaunch } from "../lib/browser.js";
 import { checkCliInput, checkCliSigterm } from "./cli.js";
+import { checkExternalNats } from "./external.js";
 import { checkOtelLeg, otelLegs } from "./otel.js";
 import { cleanEnv, run, Server } from "./proc.js";
 import { checkTarball } from "./tarball.js";
@@ -135,6 +137,8 @@ async function main(): Promise<void> {
   }
   const legs = otelLegs.map((leg) => checkOtelLeg(leg, join(work, `otel-${leg.name}`), files, natsEnv));
   findings.push(...(await step("OpenTelemetry SDK 2.x and 3.x beside the tarballs", () => Promise.all(legs))));
+  const natsPorts = { client: await freePort(), monitor: await freePort() };
+  findings.push(await step("external NATS through TIDEMARK_NATS_URL", () => checkExternalNats(root, app, join(work, "external"), natsPorts)));
 
   const server = Server.start(process.execPath, ["server.mjs"], app, cleanEnv({ ...natsEnv, TIDEMARK_DATA_DIR: join(work, "data") }));
   servers.push(server);
