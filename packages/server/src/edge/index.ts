@@ -11,6 +11,7 @@
 export { createSync, configureSync, lazySync, getDefaultSync } from "./platform.js";
 export type { EdgeSyncOptions } from "./platform.js";
 export type { SyncOptions } from "../core/sync.js";
+export type { SyncLogger } from "../core/broker-log.js";
 export type { ExternalNatsOptions } from "../core/connection.js";
 export { websocketTransport } from "../transport/websocket.js";
 export type { NatsConnect, NatsTransport } from "../transport/types.js";
