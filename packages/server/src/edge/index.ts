@@ -11,7 +11,7 @@
 export { createSync, configureSync, lazySync, getDefaultSync } from "./platform.js";
 export type { EdgeSyncOptions } from "./platform.js";
 export type { SyncOptions } from "../core/sync.js";
-export type { ExternalNatsOptions } from "../core/connection.js";
+export type { ExternalNatsOptions } from "../transport/types.js";
 export { websocketTransport } from "../transport/websocket.js";
 export type { NatsConnect, NatsTransport } from "../transport/types.js";
 export { TOPIC_DEFAULTS } from "../core/options.js";
