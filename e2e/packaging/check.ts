@@ -3,9 +3,9 @@
  * tarball holds, installs the tarballs with npm into a scratch app outside the workspace, and
  * uses them there as a user would: Node on the embedded NATS, the `tidemark` bin through npx
  * (input errors, SIGTERM to npx and to its group), `tsc` on every public type (also with
- * `exactOptionalPropertyTypes`), a Vite + React
- * app whose SharedWorker comes from node_modules, in Chromium with two tabs, and one fresh app
- * per OpenTelemetry SDK line that must see Tidemark's span and metrics.
+ * `exactOptionalPropertyTypes`), a Vite + React app whose SharedWorker comes from node_modules,
+ * in Chromium with two tabs, and one fresh app per OpenTelemetry SDK line that must see
+ * Tidemark's span and metrics.
  * KEEP_SCRATCH=1 keeps the scratch directory for a look.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
