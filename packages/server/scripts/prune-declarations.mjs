@@ -3,7 +3,8 @@
  * declarations reach. `stripInternal` takes `@internal` declarations out of the files users load;
  * the files only internal modules use are then left naming what was stripped, so they go too:
  * what ships is the public declaration graph, and all of it type-checks (docs/deployment.md,
- * "Packages"). The `.js` files stay: only types are pruned.
+ * "Packages"). The `.js` files stay: only types are pruned. A public declaration that imports
+ * a nats.js package fails the build.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -36,6 +37,9 @@ while (pending.length > 0) {
   // `from "…"`, `import("…")` and a bare `import "…"`: every way a declaration file names another.
   for (const [, specifier] of readFileSync(file, "utf8").matchAll(/(?:\bfrom|\bimport\s*\(|^import)\s*["']([^"']+)["']/gm)) {
     if (specifier.startsWith(".")) pending.push(resolve(file, specifier));
+    // Any nats.js import loads all of nats-core's declarations, which fail under
+    // exactOptionalPropertyTypes: public types use transport/types.ts's shapes instead.
+    else if (specifier.startsWith("@nats-io/")) throw new Error(`${relative(root, file)} is public and imports ${specifier}: name a type of src/transport/types.ts, or mark the declaration @internal`);
   }
 }
 
