@@ -2,10 +2,11 @@
  * The packaging check (`pnpm test:packages`): builds and packs every package, checks what each
  * tarball holds, installs the tarballs with npm into a scratch app outside the workspace, and
  * uses them there as a user would: Node on the embedded NATS, the `tidemark` bin through npx
- * (input errors, SIGTERM to npx and to its group), `tsc` on every public type, a Vite + React
- * app whose SharedWorker comes from node_modules, in Chromium with two tabs, one fresh app
- * per OpenTelemetry SDK line that must see Tidemark's span and metrics, and `createSync()` on an
- * external nats-server named only by `TIDEMARK_NATS_URL`.
+ * (input errors, SIGTERM to npx and to its group), `tsc` on every public type (also with
+ * `exactOptionalPropertyTypes`), a Vite + React app whose SharedWorker comes from node_modules,
+ * in Chromium with two tabs, one fresh app per OpenTelemetry SDK line that must see Tidemark's
+ * span and metrics, and `createSync()` on an external nats-server named only by
+ * `TIDEMARK_NATS_URL`.
  * KEEP_SCRATCH=1 keeps the scratch directory for a look.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -124,6 +125,8 @@ async function main(): Promise<void> {
 
   const tsc = join(root, "node_modules/typescript/bin/tsc");
   await step("tsc --noEmit", () => run(process.execPath, [tsc, "-p", "tsconfig.json"], app));
+  // A user's strictest settings: no declaration file the packages load may fail under them.
+  await step("tsc --noEmit, exactOptionalPropertyTypes", () => run(process.execPath, [tsc, "-p", "tsconfig.exact.json"], app));
   await step("vite build", () => run(process.execPath, [join(root, "node_modules/vite/bin/vite.js"), "build", "--logLevel", "warn"], app));
   const assets = readdirSync(join(app, "dist/assets"));
   if (!assets.some((f) => /^worker-.*\.js$/.test(f))) throw new Error(`vite emitted no worker chunk: ${assets.join(", ")}`);

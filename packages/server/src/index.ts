@@ -4,7 +4,7 @@
 export { createSync, syncOptionsFromEnv, configureSync, lazySync, getDefaultSync } from "./node-sync.js";
 export type { SyncOptions } from "./core/sync.js";
 export type { SyncLogger } from "./core/broker-log.js";
-export type { ExternalNatsOptions } from "./core/connection.js";
+export type { ExternalNatsOptions } from "./transport/types.js";
 export { TOPIC_DEFAULTS } from "./core/options.js";
 export type {
   Sync,

@@ -93,6 +93,8 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 /** Lets pending promise callbacks and timers run. */
+/** Past the subscription's pause grace (1 s): a buffer still full by then ends the iteration. */
+const pastGrace = () => new Promise((r) => setTimeout(r, 1_100));
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe("subscription", () => {
@@ -112,9 +114,9 @@ describe("subscription", () => {
     const { sub } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
-    await settle();
-    // Paused: the iteration (a replay's consumer and what it prefetched, on a real hub) was
-    // ended, not left suspended with an event in hand; nothing more is sent.
+    await pastGrace();
+    // Paused past the grace: the iteration (a replay's consumer and what it prefetched, on a
+    // real hub) was ended, not left suspended with an event in hand; nothing more is sent.
     expect(sink.frames).toHaveLength(2);
     expect(hub.pulled.open).toBe(0);
     expect(hub.pulled.started).toEqual([undefined]);
@@ -132,9 +134,9 @@ describe("subscription", () => {
     const { sub, context } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
-    await settle();
-    // The buffer filled mid-array: the rest of it is dropped with the iteration, and the next
-    // array is not pulled.
+    await pastGrace();
+    // The buffer filled mid-array and stayed full: the rest of it is dropped with the
+    // iteration, and the next array is not pulled.
     expect(sink.frames).toHaveLength(2);
     expect(hub.pulled.batches).toBe(1);
     expect(hub.pulled.open).toBe(0);
@@ -143,6 +145,23 @@ describe("subscription", () => {
     expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "caught_up"]);
     expect(hub.pulled.started).toEqual([undefined, "s2"]);
     expect(context.metrics.eventsDelivered).toBe(8);
+    sub.stop();
+  });
+
+  it("subscription - a send buffer that drains within the grace keeps the iteration: no replay, nothing twice", async () => {
+    const sink = new FakeSink(2);
+    const hub = fakeHub([1, 2, 3, 4, 5].map(event));
+    const { sub, context } = setup(hub, sink);
+    sub.start(undefined);
+    await until(() => sink.frames.length === 2);
+    await settle();
+    // Flow control, not a stall: the same iteration goes on once the buffer drains.
+    expect(hub.pulled.open).toBe(1);
+    sink.drain();
+    await until(() => sink.frames.length === 6);
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "caught_up"]);
+    expect(hub.pulled.started).toEqual([undefined]);
+    expect(context.metrics.replays).toBe(0);
     sub.stop();
   });
 

@@ -33,6 +33,25 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 /** Retries after BROKER_UNAVAILABLE before the subscription ends (about a minute of backoff). */
 const MAX_RETRIES = 15;
 
+/**
+ * How long a full send buffer may keep a hub iteration before the subscription lets it go. A
+ * buffer that drains within it is flow control (a burst, a catch-up read faster than the
+ * network): the iteration goes on, with no replay. One that does not is a stalled reader: it
+ * waits holding no consumer and no prefetched events, and resumes from its cursor.
+ */
+const PAUSE_GRACE_MS = 1_000;
+
+/** True when `drained` settles within `ms`. */
+async function drainedWithin(drained: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([drained.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** @internal What a subscription uses of its connection. */
 export interface SubscriptionSink<P = unknown> {
   /** The connection's id, for logs. */
@@ -210,10 +229,11 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         read: for await (const batch of batches) {
           for (const event of batch) {
             if (signal.aborted) return;
-            if (!this.#sink.canSend()) {
+            if (!this.#sink.canSend() && !(await drainedWithin(this.#sink.writable(), PAUSE_GRACE_MS))) {
               paused = true;
               break read; // ends the iteration: its replay's consumer is deleted, its events dropped
             }
+            if (signal.aborted) return;
             this.#deliver(event);
           }
         }

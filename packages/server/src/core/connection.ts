@@ -4,11 +4,11 @@
  * (TCP on Node, WebSocket elsewhere). Connects on first use; a failed connect is retried on the
  * next use. Runtime-neutral: no Node module here.
  */
-import type { ConnectionOptions, NatsConnection } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { BrokerUnavailableError, ClosedError, InvalidArgumentError } from "@tidemark/shared";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
-import type { ManagedNats, NatsTransport } from "../transport/types.js";
+import type { ExternalNatsOptions, ManagedNats, NatsTransport } from "../transport/types.js";
 import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
 import { featuresOf, type ServerFeatures } from "./features.js";
@@ -16,12 +16,6 @@ import { ConnectionDrops } from "./connection-drops.js";
 import { CONNECT_WAIT_MS, PublishRequests } from "./publish-request.js";
 import { sleep } from "./sleep.js";
 import type { BrokerInUse } from "./broker-log.js";
-
-/** Connection to an existing NATS server or cluster. */
-export interface ExternalNatsOptions extends Omit<ConnectionOptions, "servers"> {
-  /** One URL, a comma-separated list, or an array (`nats://` on Node, `ws://`/`wss://` on edge runtimes). */
-  servers: string | string[];
-}
 
 export interface ConnectorOptions {
   /** How connections are opened (TCP on Node, WebSocket elsewhere). */
@@ -117,12 +111,14 @@ export class Connector {
     let nc: NatsConnection;
     try {
       // Defaults in transport/options.ts (why each value); the application's `nats` options win.
-      nc = await transport.connect({
+      // A transport resolves to nats.js's NatsConnection; its public type names only a few members
+      // (transport/types.ts says why).
+      nc = (await transport.connect({
         ...natsConnectionDefaults(),
         ...embedded?.credentials,
         ...rest,
         servers,
-      });
+      })) as NatsConnection;
     } catch (err) {
       await embedded?.stop();
       throw new BrokerUnavailableError(`cannot connect to NATS at ${servers.join(",")}: ${(err as Error).message}`, {

@@ -8,7 +8,7 @@
 import { assertNamespace, InvalidArgumentError, WorkerStopTimeoutError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Connector, type ExternalNatsOptions } from "./connection.js";
+import { Connector } from "./connection.js";
 import type { EmbeddedNatsOptions } from "../embedded/server.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
@@ -16,7 +16,7 @@ import { parseDeclaration } from "./streams.js";
 import { deadLetterStreamPrefix, eventStreamPrefix } from "./broker-names.js";
 import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import { mapNatsError } from "./errors.js";
-import type { NatsTransport } from "../transport/types.js";
+import type { ExternalNatsOptions, NatsTransport } from "../transport/types.js";
 import type { HubRegistryOptions } from "./hub-options.js";
 import { brokerLine, silentLogger, stderrLogger, type BrokerSource, type SyncLogger } from "./broker-log.js";
 

@@ -12,7 +12,7 @@ export { createSync, configureSync, lazySync, getDefaultSync } from "./platform.
 export type { EdgeSyncOptions } from "./platform.js";
 export type { SyncOptions } from "../core/sync.js";
 export type { SyncLogger } from "../core/broker-log.js";
-export type { ExternalNatsOptions } from "../core/connection.js";
+export type { ExternalNatsOptions } from "../transport/types.js";
 export { websocketTransport } from "../transport/websocket.js";
 export type { NatsConnect, NatsTransport } from "../transport/types.js";
 export { TOPIC_DEFAULTS } from "../core/options.js";

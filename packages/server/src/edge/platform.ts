@@ -5,7 +5,7 @@
  */
 import { createSyncWith, type SyncOptions, type SyncPlatform } from "../core/sync.js";
 import { processDefault } from "../core/default-sync.js";
-import type { ExternalNatsOptions } from "../core/connection.js";
+import type { ExternalNatsOptions } from "../transport/types.js";
 import type { Sync } from "../core/types.js";
 import { hubRegistries } from "../hub/feature.js";
 import { workers } from "../process/feature.js";
