@@ -17,7 +17,8 @@ class FakeSink implements SubscriptionSink {
   readonly ended: { id: string; code: ErrorCode | undefined }[] = [];
   full = false;
   #drained: (() => void) | undefined;
-  constructor(readonly pauseAfter = Infinity) {}
+  /** Full once the frame count reaches `pauseAfter` (or each count of a list). */
+  constructor(readonly pauseAfter: number | number[] = Infinity) {}
   send(text: string): void {
     this.#record(text);
   }
@@ -26,7 +27,8 @@ class FakeSink implements SubscriptionSink {
   }
   #record(text: string): void {
     this.frames.push(JSON.parse(text));
-    if (this.frames.length === this.pauseAfter) this.full = true;
+    const at = this.pauseAfter;
+    if (Array.isArray(at) ? at.includes(this.frames.length) : this.frames.length === at) this.full = true;
   }
   canSend(): boolean {
     return !this.full;
@@ -114,9 +116,9 @@ describe("subscription", () => {
     const { sub } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
-    await pastGrace();
-    // Paused past the grace: the iteration (a replay's consumer and what it prefetched, on a
-    // real hub) was ended, not left suspended with an event in hand; nothing more is sent.
+    await settle();
+    // Paused: the iteration (a replay's consumer and what it prefetched, on a real hub) was
+    // ended, not left suspended with an event in hand; nothing more is sent.
     expect(sink.frames).toHaveLength(2);
     expect(hub.pulled.open).toBe(0);
     expect(hub.pulled.started).toEqual([undefined]);
@@ -134,9 +136,9 @@ describe("subscription", () => {
     const { sub, context } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
-    await pastGrace();
-    // The buffer filled mid-array and stayed full: the rest of it is dropped with the
-    // iteration, and the next array is not pulled.
+    await settle();
+    // The buffer filled mid-array: the rest of it is dropped with the iteration, and the next
+    // array is not pulled.
     expect(sink.frames).toHaveLength(2);
     expect(hub.pulled.batches).toBe(1);
     expect(hub.pulled.open).toBe(0);
@@ -148,20 +150,30 @@ describe("subscription", () => {
     sub.stop();
   });
 
-  it("subscription - a send buffer that drains within the grace keeps the iteration: no replay, nothing twice", async () => {
-    const sink = new FakeSink(2);
-    const hub = fakeHub([1, 2, 3, 4, 5].map(event));
-    const { sub, context } = setup(hub, sink);
+  it("subscription - once a socket showed it reads, a buffer that drains within the grace keeps the iteration; one that stays full lets it go", async () => {
+    const sink = new FakeSink([2, 4, 6]);
+    const hub = fakeHub([1, 2, 3, 4, 5, 6, 7, 8].map(event));
+    const { sub } = setup(hub, sink);
     sub.start(undefined);
     await until(() => sink.frames.length === 2);
     await settle();
-    // Flow control, not a stall: the same iteration goes on once the buffer drains.
+    // A new socket has shown nothing: its first pause lets the iteration go at once.
+    expect(hub.pulled.open).toBe(0);
+    sink.drain();
+    await until(() => sink.frames.length === 4);
+    await settle();
+    // It drained at once: flow control, so this pause keeps the second iteration.
     expect(hub.pulled.open).toBe(1);
     sink.drain();
     await until(() => sink.frames.length === 6);
-    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "caught_up"]);
-    expect(hub.pulled.started).toEqual([undefined]);
-    expect(context.metrics.replays).toBe(0);
+    // The same iteration went on; this time the buffer stays full past the grace.
+    expect(hub.pulled.started).toEqual([undefined, "s2"]);
+    await pastGrace();
+    expect(hub.pulled.open).toBe(0);
+    sink.drain();
+    await until(() => sink.frames.length === 9);
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "caught_up"]);
+    expect(hub.pulled.started).toEqual([undefined, "s2", "s6"]);
     sub.stop();
   });
 

@@ -34,10 +34,12 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 const MAX_RETRIES = 15;
 
 /**
- * How long a full send buffer may keep a hub iteration before the subscription lets it go. A
- * buffer that drains within it is flow control (a burst, a catch-up read faster than the
- * network): the iteration goes on, with no replay. One that does not is a stalled reader: it
- * waits holding no consumer and no prefetched events, and resumes from its cursor.
+ * How long a full send buffer may keep a hub iteration before the subscription lets it go, once
+ * the socket has shown it reads (its last pause drained within this). A buffer that drains
+ * within it is flow control (a catch-up read faster than the network): the iteration goes on,
+ * with no new replay. A socket that has not shown that (a new one, or one whose last pause
+ * lasted longer) lets its iteration go at once: it waits holding no consumer and no prefetched
+ * events, and resumes from its cursor.
  */
 const PAUSE_GRACE_MS = 1_000;
 
@@ -108,6 +110,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   #quiet = false;
   /** True since the own iteration reached the live edge (and told the client), until a replay or reset. */
   #atEdge = false;
+  /** The socket's last pause drained within PAUSE_GRACE_MS: the next one may keep the iteration. */
+  #reading = false;
 
   constructor(
     sink: SubscriptionSink<P>,
@@ -218,7 +222,9 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         // Paused (a full send buffer): wait holding no iteration of the hub, so no replay
         // consumer and no prefetched events; a group member that left for a full buffer waits here.
         if (!this.#sink.canSend()) {
+          const pausedAt = Date.now();
           await this.#sink.writable();
+          this.#reading = Date.now() - pausedAt < PAUSE_GRACE_MS;
           continue;
         }
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
@@ -229,7 +235,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         read: for await (const batch of batches) {
           for (const event of batch) {
             if (signal.aborted) return;
-            if (!this.#sink.canSend() && !(await drainedWithin(this.#sink.writable(), PAUSE_GRACE_MS))) {
+            if (!this.#sink.canSend() && !(this.#reading && (await drainedWithin(this.#sink.writable(), PAUSE_GRACE_MS)))) {
+              this.#reading = false;
               paused = true;
               break read; // ends the iteration: its replay's consumer is deleted, its events dropped
             }
