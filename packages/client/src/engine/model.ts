@@ -29,16 +29,41 @@ export interface Member {
   feed: Feed;
 }
 
-export interface Feed {
+/**
+ * @internal Where a feed is, as one tagged state; only `Feeds` (feeds.ts) changes it.
+ * - `loading`: its saved history is being read (no log yet).
+ * - `saved`: the saved history is read; the server has not accepted the feed on this socket.
+ *   It is shown only while the server cannot be asked, or (`shown`) while the server is asked
+ *   again after a busy answer or an expired token.
+ * - `subscribed`: the server accepted the subscription; the replay is under way.
+ * - `caught_up`: at the live edge.
+ * - `refused`: a final refusal, standing until a tab opens the feed anew.
+ */
+export type FeedState =
+  | { kind: "loading" }
+  | { kind: "saved"; shown: boolean }
+  | { kind: "subscribed" }
+  | { kind: "caught_up" }
+  | { kind: "refused"; error: ErrorPayload };
+
+/** @internal A feed's state changed (the engine reports each change to its `feedState` hook). */
+export interface FeedStateChange {
   key: string;
-  request: Pick<OpenRequest, "mode" | "topic" | "tenantId">;
-  /** Undefined while the saved history is read. */
-  log: FeedLog | undefined;
-  loaded: Promise<void>;
-  members: Set<Member>;
-  caughtUp: boolean;
-  /** The server accepted the subscription on this socket (`subscribed`). */
-  accepted: boolean;
-  /** A refusal that stands until a tab opens the feed again. */
-  refused: ErrorPayload | undefined;
+  oldState: FeedState;
+  newState: FeedState;
+}
+
+export interface Feed {
+  readonly key: string;
+  readonly request: Pick<OpenRequest, "mode" | "topic" | "tenantId">;
+  /** Undefined exactly while the state is `loading`. */
+  readonly log: FeedLog | undefined;
+  readonly loaded: Promise<void>;
+  readonly members: Set<Member>;
+  readonly state: FeedState;
+}
+
+/** @internal The refusal that stands for the feed, if any. */
+export function refusalOf(feed: Feed): ErrorPayload | undefined {
+  return feed.state.kind === "refused" ? feed.state.error : undefined;
 }
