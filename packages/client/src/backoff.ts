@@ -1,7 +1,9 @@
 /**
- * Reconnect delays: capped exponential backoff with full jitter (a random delay between zero and
- * the capped exponential step), so a restarted server is not hit by every browser at once.
+ * Reconnect delays: the shared backoff of `@tidemark/shared` (capped exponential with full
+ * jitter: a random delay between zero and the capped step), so a restarted server is not hit by
+ * every browser at once. This file holds only the client's defaults.
  */
+import { backoffDelay as sharedBackoffDelay } from "@tidemark/shared";
 
 /** Backoff settings. */
 export interface BackoffOptions {
@@ -21,10 +23,5 @@ export const defaultBackoff: Required<BackoffOptions> = { baseMs: 500, maxMs: 15
  * @example backoffDelay(3, { baseMs: 500, maxMs: 15_000 }) // somewhere in [0, 4000)
  */
 export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
-  const { baseMs, maxMs } = { ...defaultBackoff, ...options };
-  if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new RangeError("backoff: need 0 < baseMs <= maxMs");
-  const step = Math.max(0, Math.floor(attempt));
-  // 2^step overflows to Infinity past ~1024; the cap keeps the result finite.
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(step, 60));
-  return Math.floor(random() * ceiling);
+  return sharedBackoffDelay(attempt, { ...defaultBackoff, ...options }, random);
 }

@@ -109,10 +109,16 @@ export class BrokerUnavailableError extends TidemarkError {
    * answer came back); false when nothing can have been stored.
    */
   readonly maybeStored: boolean;
-  constructor(message: string, options?: ErrorOptions & { maybeStored?: boolean }) {
+  /**
+   * How long the server already retried this read before passing the error on (0: not retried).
+   * A layer above passes such an error on instead of retrying it again (docs/reliability.md, "Retry rule").
+   */
+  readonly retriedMs: number;
+  constructor(message: string, options?: ErrorOptions & { maybeStored?: boolean; retriedMs?: number }) {
     super(ErrorCode.BrokerUnavailable, message, options);
     this.name = "BrokerUnavailableError";
     this.maybeStored = options?.maybeStored ?? false;
+    this.retriedMs = options?.retriedMs ?? 0;
   }
 }
 

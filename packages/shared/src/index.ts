@@ -45,6 +45,8 @@ export { encodeEnvelope, decodeEnvelope, eventIdFor } from "./envelope.js";
 export { assertJsonValue } from "./json-value.js";
 export type { Envelope, TidemarkEvent } from "./envelope.js";
 export { toBase64Url, fromBase64Url, utf8Length } from "./base64url.js";
+export { backoffDelay, backoffCeiling } from "./backoff.js";
+export type { Backoff } from "./backoff.js";
 export { PROTOCOL_VERSION, PROTOCOL_NAME, SubscriptionMode, ResetReason, LimitName, CloseCode } from "./protocol.js";
 export type {
   ClientFrame,

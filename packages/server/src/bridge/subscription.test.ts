@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ErrorCode, SubscriptionMode, type Cursor, type TidemarkEvent } from "@tidemark/shared";
+import { BrokerUnavailableError, ErrorCode, SubscriptionMode, type Cursor, type TidemarkEvent } from "@tidemark/shared";
 import type { SharedHubSubscribeOptions } from "../hub/registry.js";
 import { EventFrames } from "./frames.js";
 import { HubIds } from "./hub-ids.js";
@@ -234,5 +234,43 @@ describe("subscription", () => {
     await until(() => sink.ended.length === 1);
     expect(sink.ended[0]).toEqual({ id: "s1", code: ErrorCode.Internal });
     expect(sink.frames).toEqual([]);
+  });
+
+  it("subscription - broker trouble the hub already retried for its whole budget ends the subscription at once, without a retry on top", async () => {
+    const sink = new FakeSink();
+    let opened = 0;
+    const spent = {
+      pulled: { count: 0, batches: 0, open: 0, started: [] },
+      subscribeBatches: () => {
+        opened++;
+        return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new BrokerUnavailableError("request timed out", { retriedMs: 60_000 })) }) };
+      },
+    };
+    const { sub, context } = setup(spent, sink);
+    sub.start(undefined);
+    await until(() => sink.ended.length === 1);
+    expect(sink.ended[0]).toEqual({ id: "s1", code: ErrorCode.BrokerUnavailable });
+    expect(opened).toBe(1);
+    expect(context.metrics.subscriptionRetries).toBe(0);
+  });
+
+  it("subscription - broker trouble of its own reads is retried from its cursor, counted, and loses nothing", async () => {
+    const sink = new FakeSink();
+    const events = [1, 2, 3].map(event);
+    const hub = fakeHub(events);
+    let failures = 2;
+    const flaky = {
+      pulled: hub.pulled,
+      subscribeBatches: (options?: SharedHubSubscribeOptions) =>
+        failures-- > 0 ? { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new BrokerUnavailableError("request timed out")) }) } : hub.subscribeBatches(options),
+    };
+    const { sub, context } = setup(flaky, sink);
+    sub.start("s1");
+    await until(() => sink.frames.some((f) => f.type === "caught_up"));
+    expect(sink.frames.map((f) => f.event?.cursor ?? f.type)).toEqual(["s2", "s3", "caught_up"]);
+    expect(hub.pulled.started).toEqual(["s1"]);
+    expect(context.metrics.subscriptionRetries).toBe(2);
+    expect(sink.ended).toEqual([]);
+    sub.stop();
   });
 });

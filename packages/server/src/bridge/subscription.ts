@@ -23,15 +23,13 @@ import type { BridgeContext } from "./context.js";
 import type { FrameText } from "./socket.js";
 import { encode } from "./frames.js";
 import type { GroupMember, HubGroups } from "./hub-group.js";
+import { BrokerRetry } from "../hub/retry.js";
 
 const resetReasons: Partial<Record<string, ResetReason>> = {
   [ErrorCode.InvalidCursor]: ResetReason.InvalidCursor,
   [ErrorCode.CursorMismatch]: ResetReason.CursorMismatch,
   [ErrorCode.RetentionGap]: ResetReason.RetentionGap,
 };
-
-/** Retries after BROKER_UNAVAILABLE before the subscription ends (about a minute of backoff). */
-const MAX_RETRIES = 15;
 
 /**
  * How long a full send buffer may keep a hub iteration before the subscription lets it go, once
@@ -99,8 +97,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   #stopped = false;
   /** Live mode's iteration's signal (an AbortController's EventTarget costs ~1 KB: live mode only). */
   #live: AbortController | undefined;
-  /** Consecutive retries after broker trouble; reset when the subscription catches up. */
-  #retries = 0;
+  /** Retries of its own reads after broker trouble (made on the first); reset when it catches up. */
+  #retry: BrokerRetry | undefined;
   /** The running own iteration of the hub (hub mode); none while the group delivers. */
   #own: Cancellation | undefined;
   /**
@@ -153,7 +151,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   /** @internal HubProgress of the own iteration: at the live edge; then offered to the group. */
   onCaughtUp(cursor: Cursor): void {
     if (this.#stopped) return;
-    this.#retries = 0;
+    this.#retry?.progress();
     let position: number;
     try {
       position = this.exposed.topic.cursorSequence(cursor);
@@ -216,7 +214,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#own = signal;
     if (this.#stopped) signal.abort();
     let after = initial;
-    this.#retries = 0;
+    this.#retry?.progress();
     while (!signal.aborted) {
       try {
         // Paused (a full send buffer): wait holding no iteration of the hub, so no replay
@@ -243,6 +241,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
             if (signal.aborted) return;
             this.#deliver(event);
           }
+          this.#retry?.progress();
         }
         if (!paused) return;
         // Resume after the last cursor sent, once drained. Back at the live edge without a
@@ -252,19 +251,20 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
       } catch (err) {
         if (signal.aborted) return;
         const code = isTidemarkError(err) ? err.code : undefined;
-        // The broker was slow or away: resume from where the subscription was, with backoff,
-        // instead of ending it (the client would only subscribe again with the same cursor).
-        if (code === ErrorCode.BrokerUnavailable && this.#retries < MAX_RETRIES) {
-          const retries = ++this.#retries;
+        // The broker was slow or away for a read of its own (a head read, a catch-up replay):
+        // resume from where the subscription was, on the retry rule, instead of ending it (the
+        // client would only subscribe again with the same cursor). Trouble the hub's follower
+        // already retried for the whole budget is passed on.
+        const delay = code === ErrorCode.BrokerUnavailable ? (this.#retry ??= new BrokerRetry()).delayFor(err) : undefined;
+        if (delay !== undefined) {
           context.metrics.subscriptionRetries++;
-          const delay = Math.min(5_000, 100 * 2 ** retries) * (0.5 + Math.random() / 2);
           context.log("info", "subscription retrying", { connection: this.#sink.id, subscription: this.id, topic: this.topicName, delayMs: Math.round(delay), error: (err as Error).message });
           await new Promise((r) => setTimeout(r, delay));
           after = this.cursor ?? after;
           continue;
         }
         const reason = code ? resetReasons[code] : undefined;
-        if (!reason) throw err;
+        if (!reason) throw this.#retry ? this.#retry.passOn(err) : err;
         const head = await this.exposed.topic.head();
         if (signal.aborted) return;
         context.metrics.bump(context.metrics.resets, reason);

@@ -7,6 +7,7 @@
  */
 import {
   assertTenantId,
+  backoffCeiling,
   BrokerUnavailableError,
   cursorWithPrefix,
   encodeEnvelope,
@@ -184,7 +185,8 @@ class PublishCall {
     if (!brokerAway && !isTransient(err)) throw permanent(this.ctx, this.ctx.mapError(err), this.maybeStored);
     const noResponders = isNoResponders(err);
     if (handles && !noResponders) this.maybeStored = true;
-    const wait = Math.min(50 * 2 ** Math.min(this.attempts - 1, 5), Math.max(0, this.left()));
+    // 50 ms doubling to 1.6 s, no jitter: the deadline bounds the call, not a retry count.
+    const wait = Math.min(backoffCeiling(this.attempts - 1, { baseMs: 50, maxMs: 1_600 }), Math.max(0, this.left()));
     if (!handles || !noResponders || this.reprovisioned) return wait;
     // No stream answered: maybe another process deleted it (provision again, once). The check
     // runs BESIDE the retries, never in their way: in an election the stream info request can

@@ -14,7 +14,7 @@
  *   gap is a RetentionGapError; events still there are read by a fresh consumer (placed on
  *   any replica again), until the deadline, then BrokerUnavailableError.
  */
-import { BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
+import { backoffCeiling, BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
 import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
 import { BatchedEvents } from "./batched-events.js";
 import { consumerPass } from "./consumer-read.js";
@@ -71,10 +71,13 @@ async function leaderWindow(rt: TopicRuntime): Promise<StreamInfo> {
     if (Date.now() >= deadline) {
       throw new BrokerUnavailableError(`topic ${JSON.stringify(rt.options.id)}: the stream has no leader (stream info answered by a replica without one); retry the read`);
     }
-    await sleep(Math.min(50 * 2 ** attempt, 1_000));
+    await sleep(backoffCeiling(attempt, PASS_BACKOFF));
   }
 }
 
+
+/** Waits between passes of a read (and looks for a leader) within SHORT_READ_RETRY_MS: 50 ms doubling to 1 s. */
+const PASS_BACKOFF = { baseMs: 50, maxMs: 1_000 };
 
 /** How long a finite read keeps reading past a pass that stopped short of its head. */
 export const SHORT_READ_RETRY_MS = 5_000;
@@ -145,7 +148,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
       );
     }
     prev = end.prev;
-    await sleep(Math.min(50 * 2 ** attempt, 1_000));
+    await sleep(backoffCeiling(attempt, PASS_BACKOFF));
   }
 
   /**

@@ -17,7 +17,7 @@ import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import { failureOf } from "./failure.js";
 import { IncarnationCursors } from "./incarnation.js";
-import { backoff } from "./limit.js";
+import { BrokerRetry } from "./retry.js";
 import { Backlog } from "./backlog.js";
 import type { HubStats } from "./stats.js";
 
@@ -27,15 +27,6 @@ export interface BacklogSettings {
   backlogBytes: number;
   sizeOf: (event: TidemarkEvent) => number;
 }
-
-/** Retries after broker trouble before the followers get the error (~30 s), as for a follower. */
-const MAX_RETRIES = 10;
-
-/**
- * Retries of a cover read after broker trouble (~3 s in all), each from the last event read: one
- * timeout under load must not send every waiting follower to a replay of its own.
- */
-const COVER_RETRIES = 4;
 
 /** @internal What the feed needs of a follower. */
 export interface FeedMember<T> {
@@ -112,8 +103,9 @@ export class TopicFeed<T = unknown> {
    * Resolves undefined once the backlog holds every event above `position` — extending it
    * backwards by one whole-topic read of `[lowest position asked, floor]`, shared by every
    * follower asking meanwhile — or with the reason it cannot (further behind than the backlog
-   * reaches, the byte bound, retention removed some, lasting broker trouble): the follower then
-   * replays its tenant itself, under the registry's catch-up bound, and reports what that finds.
+   * reaches, the byte bound, retention removed some): the follower then replays its tenant
+   * itself, under the registry's catch-up bound, and reports what that finds. Broker trouble that
+   * outlasts the retry budget rejects: a replay per follower would meet the same broker.
    */
   async cover(position: number): Promise<string | undefined> {
     while (position < this.backlog.floor) {
@@ -143,12 +135,16 @@ export class TopicFeed<T = unknown> {
     const signal = this.#abort.signal;
     let last = from;
     const started = Date.now();
-    for (let failures = 0; ; ) {
+    // Resumed from the last event read: one timeout under load must not send every waiting
+    // follower to a replay of its own.
+    const retry = new BrokerRetry();
+    for (;;) {
       try {
         for await (const e of this.topic.replay({ after: this.cursors.at(last), until: this.cursors.at(until), signal })) {
           if (e.streamSequence <= last) continue;
           events.push(e);
           last = e.streamSequence;
+          retry.progress();
         }
         break;
       } catch (err) {
@@ -156,10 +152,11 @@ export class TopicFeed<T = unknown> {
         const code = isTidemarkError(err) ? err.code : "unknown";
         // A removal (RetentionGapError) or a re-creation is not retried: the followers' own
         // replays report it.
-        const retry = code === ErrorCode.BrokerUnavailable && failures < COVER_RETRIES;
-        this.#stats.coverFailed(`${code}${retry ? " (retried)" : ""}`);
-        if (!retry) return undefined;
-        await backoff(++failures);
+        const delay = retry.delayFor(err);
+        this.#stats.coverFailed(`${code}${delay !== undefined ? " (retried)" : ""}`);
+        if (delay !== undefined) await new Promise((r) => setTimeout(r, delay));
+        else if (code === ErrorCode.BrokerUnavailable) throw retry.passOn(err);
+        else return undefined;
       }
     }
     this.#stats.coverMs += Date.now() - started;
@@ -184,13 +181,13 @@ export class TopicFeed<T = unknown> {
 
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
-    let failures = 0;
+    const retry = new BrokerRetry();
     while (!signal.aborted) {
       try {
         for await (const event of this.topic.follow({ after: this.cursors.at(this.position), signal })) {
           if (event.streamSequence <= this.position) continue;
           this.#dispatch(event);
-          failures = 0;
+          retry.progress();
         }
         if (!signal.aborted) throw new BrokerUnavailableError("the hub's topic feed ended unexpectedly");
       } catch (err) {
@@ -199,11 +196,12 @@ export class TopicFeed<T = unknown> {
           this.#removed(err.firstAvailableSequence);
           continue;
         }
-        if (isTidemarkError(err) && err.code === ErrorCode.BrokerUnavailable && failures < MAX_RETRIES) {
-          await backoff(++failures);
+        const delay = retry.delayFor(err);
+        if (delay !== undefined) {
+          await new Promise((r) => setTimeout(r, delay));
           continue;
         }
-        const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors.incarnation);
+        const failure = await failureOf(retry.passOn(err), this.topic as Topic<unknown>, this.cursors.incarnation);
         if (!signal.aborted) this.fail(failure);
         return;
       }

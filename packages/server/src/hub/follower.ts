@@ -13,15 +13,12 @@ import { failureOf } from "./failure.js";
 import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
-import { backoff } from "./limit.js";
+import { BrokerRetry } from "./retry.js";
 import type { TopicFeed } from "./feed.js";
 import { recordDelivery } from "../observe/trace.js";
 import { deferred, type FeedLink, type HubSettings } from "./settings.js";
 
 export type { HubSettings };
-
-/** Retries of the follower after broker trouble before its subscribers get the error (~30 s). */
-const MAX_RETRIES = 10;
 
 /** @internal */
 export class Follower<T = unknown> {
@@ -193,13 +190,9 @@ export class Follower<T = unknown> {
   async #run(from: number, head: number): Promise<void> {
     const { topic, tenantId } = this;
     const signal = this.#abort.signal;
-    let failures = 0;
     // Broker trouble (a timeout, a reconnect) is retried here, from the last event pushed, so
     // that it does not fail every subscriber at once and send them all back at the broker.
-    const retry = async (err: unknown): Promise<void> => {
-      if (!isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable || failures >= MAX_RETRIES) throw err;
-      await backoff(++failures);
-    };
+    const retry = new BrokerRetry();
     try {
       let backfilled = from >= head;
       while (!backfilled && !signal.aborted) {
@@ -207,7 +200,7 @@ export class Follower<T = unknown> {
           const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(head), tenantId, signal });
           for await (const event of backlog) {
             this.#push(event);
-            failures = 0;
+            retry.progress();
           }
           backfilled = true;
         } catch (err) {
@@ -218,7 +211,7 @@ export class Follower<T = unknown> {
             this.ring!.reset(head);
             this.#last = head;
             backfilled = true;
-          } else await retry(err);
+          } else await retry.wait(err);
         }
       }
       if (signal.aborted) return;
@@ -230,7 +223,7 @@ export class Follower<T = unknown> {
           const after = this.cursorAt(Math.max(this.#last, this.watermark));
           for await (const event of topic.follow({ after, tenantId, signal })) {
             this.#push(event);
-            failures = 0;
+            retry.progress();
           }
           if (!signal.aborted) throw new BrokerUnavailableError("the hub's follower ended unexpectedly");
         } catch (err) {
@@ -238,7 +231,7 @@ export class Follower<T = unknown> {
           // Retention passed the follow's start, but not the watermark: the tenant had nothing
           // in what was removed (an idle tenant on a busy topic). Follow on from the watermark.
           if (err instanceof RetentionGapError && err.firstAvailableSequence <= this.watermark + 1) continue;
-          await retry(err);
+          await retry.wait(err);
         }
       }
     } catch (err) {
@@ -280,7 +273,7 @@ export class Follower<T = unknown> {
           link.stats.covered++;
         } else if (!signal.aborted) link.stats.fellBack(why ?? "trimmed after the cover");
       }
-      let failures = 0;
+      const retry = new BrokerRetry();
       while (this.#last < seam && !signal.aborted) {
         const release = await link.limiter.acquire();
         try {
@@ -288,7 +281,7 @@ export class Follower<T = unknown> {
           const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(seam), tenantId, signal });
           for await (const event of backlog) {
             this.#push(event);
-            failures = 0;
+            retry.progress();
           }
           if (this.#last < seam) this.#last = seam;
         } catch (err) {
@@ -297,9 +290,7 @@ export class Follower<T = unknown> {
           if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) {
             this.ring!.reset(seam);
             this.#last = seam;
-          } else if (isTidemarkError(err) && err.code === ErrorCode.BrokerUnavailable && failures < MAX_RETRIES) {
-            await backoff(++failures);
-          } else throw err;
+          } else await retry.wait(err);
         } finally {
           release();
         }

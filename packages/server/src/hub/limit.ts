@@ -28,8 +28,3 @@ export class Limiter {
     };
   }
 }
-
-/** @internal Jittered exponential pause before retry `failures` (1-based) after broker trouble. */
-export function backoff(failures: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** failures) * (0.5 + Math.random() / 2)));
-}

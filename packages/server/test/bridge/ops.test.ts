@@ -70,6 +70,26 @@ describe("bridge operations", () => {
     hubs.close();
   });
 
+  it("bridge - broker trouble a layer below already retried for the whole budget reaches the client at once: neither the hub nor the subscription retries it again", async () => {
+    const sync = fx.sync();
+    const real = sync.topic<number>({ id: "notes" });
+    await real.publish({ data: 0, tenantId: "a" });
+    const hubs = new HubRegistry();
+    const spent = () => new BrokerUnavailableError("injected: the broker stayed away", { retriedMs: 60_000 });
+    const topic: Topic<number> = spyTopic(real, {
+      follow: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(spent()) }) }),
+      hub: (o) => hubs.get(topic, o?.tenantId),
+    });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const client = await run.connect("alice");
+    await client.subscribe({ id: "s", topic: "notes", tenantId: "a" });
+    // Without the retry rule the follower retried this for ~30 s, then the subscription 15 times more.
+    expect(await client.next((f) => f.type === "unsubscribed", 10_000)).toMatchObject({ id: "s", code: "BROKER_UNAVAILABLE", message: "injected: the broker stayed away" });
+    expect((topic as typeof topic & { calls: { follow: number } }).calls.follow).toBe(1);
+    expect(run.bridge.metrics()).toMatch(/^tidemark_bridge_subscription_retries_total 0$/m);
+    hubs.close();
+  });
+
   it("bridge - /healthz, /readyz and /metrics answer", async () => {
     const sync = fx.sync();
     const topic = sync.topic<number>({ id: "notes" });
