@@ -20,6 +20,14 @@ const coreUpward = {
   group: ["../hub/*", "../bridge/*", "../process/*", "../index.js"],
   message: "The topic core never imports the hub, bridge or process layers: they import it.",
 };
+const coreEmbedded = {
+  group: ["../embedded/*"],
+  message: "The runtime-neutral core imports nothing of the Node-only embedded/: the options and version features both use live in broker/.",
+};
+const brokerUpward = {
+  group: ["../core/*", "../embedded/*", "../hub/*", "../bridge/*", "../process/*", "../transport/*"],
+  message: "broker/ (the managed server's options, version features) is imported by the core and embedded/, and imports neither.",
+};
 const otherTests = {
   group: ["../../*/test/**", "../../../*/test/**"],
   message: "Tests import shared test helpers from @tidemark/testing, not from another package's test folder.",
@@ -78,7 +86,8 @@ export default tseslint.config(
   { files: ["packages/shared/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage, browserPackages) } },
   { files: ["packages/client/src/**", "packages/react/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage) } },
   { files: ["packages/server/src/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly) } },
-  { files: ["packages/server/src/core/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward) } },
+  { files: ["packages/server/src/core/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward, coreEmbedded) } },
+  { files: ["packages/server/src/broker/**"], rules: { "no-restricted-imports": restrict(nodeOnly, brokerUpward) } },
   {
     files: ["packages/*/test/**", "packages/*/src/**/*.test.ts"],
     // The client's conformance run still reuses the server's conformance model and system (a

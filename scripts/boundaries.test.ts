@@ -74,4 +74,16 @@ describe("boundaries - layer imports", { timeout: 60_000 }, () => {
     expect((await lintProbe("packages/server/src/core/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
     expect((await lintProbe("packages/server/src/hub/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
   });
+
+  it("boundaries - the core imports nothing of the Node-only embedded/; broker/ imports neither of them", async () => {
+    // EmbeddedNatsOptions and the version features live in broker/, which both sides import.
+    const embeddedImport = 'import type { EmbeddedNatsOptions } from "../embedded/server.js";\nexport type O = EmbeddedNatsOptions;\n';
+    expect((await lintProbe("packages/server/src/core/__probe__.ts", embeddedImport)).join("\n")).toMatch(/no-restricted-imports/);
+    const brokerImport = 'import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";\nexport type O = EmbeddedNatsOptions;\n';
+    expect(await lintProbe("packages/server/src/core/__probe__.ts", brokerImport)).toEqual([]);
+    expect(await lintProbe("packages/server/src/embedded/__probe__.ts", brokerImport)).toEqual([]);
+    const coreImport = 'import type { Sync } from "../core/types.js";\nexport type S = Sync;\n';
+    expect((await lintProbe("packages/server/src/broker/__probe__.ts", coreImport)).join("\n")).toMatch(/no-restricted-imports/);
+    expect((await lintProbe("packages/server/src/broker/__probe__.ts", embeddedImport)).join("\n")).toMatch(/no-restricted-imports/);
+  });
 });

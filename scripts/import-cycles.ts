@@ -1,7 +1,8 @@
 /**
- * Finds value-import cycles among TypeScript sources (`import type` and `export type` edges do
- * not count: they vanish at run time). Run: `npx tsx scripts/import-cycles.ts [dir ...]`
- * (default: the `src` folder of every package). `import-cycles.test.ts` runs it as a unit test. Exits 1 and prints each cycle when there is one.
+ * Finds import cycles among TypeScript sources, type-only imports and re-exports counted (files
+ * that share types do so through a file of their own). Run: `npx tsx scripts/import-cycles.ts
+ * [dir ...]` (default: the `src` folder of every package). `import-cycles.test.ts` runs it as a
+ * unit test. Exits 1 and prints one path through each cycle when there is one.
  */
 import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -20,22 +21,15 @@ export function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** Relative specifiers of the value imports and re-exports of one file. */
-export function valueImports(text: string, fileName = "x.ts"): string[] {
+/**
+ * Relative specifiers of the imports and re-exports of one file, `import type` and type-only
+ * specifiers included: a circle of types vanishes at run time but still ties its files together.
+ */
+export function imports(text: string, fileName = "x.ts"): string[] {
   const file = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false);
   const out: string[] = [];
   for (const node of file.statements) {
-    if (ts.isImportDeclaration(node)) {
-      const clause = node.importClause;
-      if (clause?.isTypeOnly) continue;
-      // `import { type A, type B } from` keeps no value binding (elided with default settings).
-      const named = clause?.namedBindings;
-      if (clause && !clause.name && named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly)) continue;
-      out.push((node.moduleSpecifier as ts.StringLiteral).text);
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
-      if (node.isTypeOnly) continue;
-      const clause = node.exportClause;
-      if (clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly)) continue;
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
       out.push((node.moduleSpecifier as ts.StringLiteral).text);
     }
   }
@@ -50,11 +44,11 @@ function resolveSpecifier(from: string, specifier: string): string | undefined {
   return undefined;
 }
 
-/** The value-import cycles (each a list of files, first repeated at the end) among `files`. */
+/** The import cycles (each a list of files, first repeated at the end) among `files`. */
 export function findCycles(files: string[]): string[][] {
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const targets = valueImports(readFileSync(file, "utf8"), file)
+    const targets = imports(readFileSync(file, "utf8"), file)
       .map((s) => resolveSpecifier(file, s))
       .filter((t): t is string => t !== undefined);
     graph.set(file, targets);

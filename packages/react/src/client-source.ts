@@ -5,9 +5,10 @@
 import type { Client, ClientOptions } from "@tidemark/client";
 import { FeedStore, type FeedMode } from "./feed-store.js";
 import { ConnectionStore } from "./connection-store.js";
+import type { ClientHandle } from "./client-handle.js";
 
 /** @internal */
-export class ClientSource {
+export class ClientSource implements ClientHandle {
   private client: Client | undefined;
   private users = 0;
   private closeTimer: ReturnType<typeof setTimeout> | undefined;

@@ -1,6 +1,6 @@
 /** This tab's connection (`client.onState`) as an external store for `useConnection`. */
 import type { Client, ClientState, Status } from "@tidemark/client";
-import type { ClientSource } from "./client-source.js";
+import type { ClientHandle } from "./client-handle.js";
 
 /** What `useConnection` returns. */
 export interface ConnectionState {
@@ -24,7 +24,7 @@ export class ConnectionStore {
   private readonly listeners = new Set<() => void>();
   private off: (() => void) | undefined;
 
-  constructor(private readonly source: ClientSource) {}
+  constructor(private readonly source: ClientHandle) {}
 
   readonly getSnapshot = (): ConnectionState => this.state;
 

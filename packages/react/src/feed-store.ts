@@ -4,7 +4,7 @@
  * after the last one leaves, so StrictMode's double effects open one subscription, not two.
  */
 import type { Client, Feed, FeedItem, Status } from "@tidemark/client";
-import type { ClientSource } from "./client-source.js";
+import type { ClientHandle } from "./client-handle.js";
 
 /** `hub`: history and resume (`client.feed`); `live`: new events only (`client.live`). */
 export type FeedMode = "hub" | "live";
@@ -38,7 +38,7 @@ export class FeedStore<T> {
   private closeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly source: ClientSource,
+    private readonly source: ClientHandle,
     readonly mode: FeedMode,
     readonly topic: string,
     readonly tenantId: string | undefined,

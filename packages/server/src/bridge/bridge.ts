@@ -7,8 +7,8 @@
  * the drain (drain.ts).
  */
 import { Hono } from "hono";
-import type { SubscriptionMode } from "@tidemark/shared";
-import { HubRegistry, SharedHub } from "../hub/registry.js";
+import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
+import type { BatchHub } from "../hub/contract.js";
 import { hubRegistryOf } from "../hub/feature.js";
 import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
@@ -22,7 +22,7 @@ import { observeBridge } from "../observe/bridge-meter.js";
 import { resolveOptions, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
 import { PrincipalCounts } from "./principal-counts.js";
 import { addOperationsRoutes } from "./routes.js";
-import type { HubSource } from "./subscription.js";
+import type { HubSource } from "./types.js";
 import { startTicker } from "./ticker.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
 import { addWebSocketRoute, WS_ROUTE } from "./ws-route.js";
@@ -47,7 +47,7 @@ export interface Bridge {
    * sockets (1001) after `graceMs`. Resolves when every connection is closed.
    */
   drain(options?: { graceMs?: number }): Promise<void>;
-  /** Drains (grace 0), stops timers, retires the bridge's own hubs. */
+  /** Drains (grace 0) and stops timers. */
   close(): Promise<void>;
 }
 
@@ -66,11 +66,14 @@ export interface Bridge {
 export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Bridge {
   const options = resolveOptions(bridgeOptions);
   const { limits, log } = options;
-  // For topics whose `hub()` is not a Tidemark SharedHub (another Topic implementation).
-  const fallbackHubs = new HubRegistry();
   const hubOf: HubSource = (topic, tenantId) => {
-    const hub = topic.hub({ tenantId });
-    return hub instanceof SharedHub ? hub : fallbackHubs.get(topic, tenantId);
+    // Read through the hub contract, whatever class the hub is; a hub without it (only the
+    // public Hub interface: no batches, no progress for caught_up) cannot serve the protocol.
+    const hub: Partial<BatchHub<unknown>> = topic.hub({ tenantId });
+    if (typeof hub.subscribeBatches !== "function") {
+      throw new InvalidArgumentError(`topic ${topic.id}: its hub() does not keep the hub contract (subscribeBatches): expose a topic made by createSync()`);
+    }
+    return hub as BatchHub<unknown>;
   };
   const warned = new Set<string>();
   const frames = new EventFrames();
@@ -99,8 +102,8 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const stopTicker = startTicker(context);
   const sync = options.sync;
   const extra = () => ({
-    hubFollowers: (sync ? hubRegistryOf(sync).followerCount : 0) + fallbackHubs.followerCount,
-    hubFeeds: (sync ? hubRegistryOf(sync).feedCount : 0) + fallbackHubs.feedCount,
+    hubFollowers: sync ? hubRegistryOf(sync).followerCount : 0,
+    hubFeeds: sync ? hubRegistryOf(sync).feedCount : 0,
     hubs: context.hubIds.size,
     draining: context.draining,
     jetstreamConsumers: sync?.stats().consumers ?? 0,
@@ -137,7 +140,6 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
       await drain(context, 0);
       stopTicker();
       context.backpressure.stop();
-      fallbackHubs.close();
       unobserve();
     },
   };

@@ -10,8 +10,7 @@ import type { HubIds } from "./hub-ids.js";
 import type { PrincipalCounts } from "./principal-counts.js";
 import type { UnauthenticatedCount } from "./unauthenticated.js";
 import type { BackpressurePoller } from "./backpressure.js";
-import type { Connection } from "./connection.js";
-import type { HubSource } from "./subscription.js";
+import type { BridgeConnection, HubSource } from "./types.js";
 import type { HubGroups } from "./hub-group.js";
 
 /** @internal */
@@ -20,14 +19,14 @@ export interface BridgeContext<P = unknown> {
   readonly metrics: BridgeMetrics;
   readonly frames: EventFrames;
   readonly hubIds: HubIds;
-  /** The shared hub of a (topic, tenant): the topic's own, or the bridge's for another Topic implementation. */
+  /** The shared hub of a (topic, tenant): the topic's own `hub()`, read through the hub contract. */
   readonly hubOf: HubSource;
   /** One live iteration per hub, sending each event to every caught-up subscription of it. */
   readonly groups: HubGroups;
   readonly principals: PrincipalCounts;
   /** Sockets that have not said a valid `hello` yet (capped per process and per address). */
   readonly unauthenticated: UnauthenticatedCount;
-  readonly connections: Set<Connection<P>>;
+  readonly connections: Set<BridgeConnection>;
   readonly backpressure: BackpressurePoller;
   readonly log: Log;
   /** Logs a warning the first time `key` comes up (a misconfiguration seen on every connection). */

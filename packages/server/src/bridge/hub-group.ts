@@ -13,12 +13,13 @@
  * closed), so errors reach each subscription on the path that handles them.
  */
 import type { Cursor, TidemarkEvent } from "@tidemark/shared";
-import { Cancellation, type HubProgress } from "../hub/registry.js";
+import { Cancellation } from "../hub/cancellation.js";
+import type { HubProgress } from "../hub/contract.js";
 import { incarnationOf, sameIncarnation } from "../hub/incarnation.js";
 import type { FrameText } from "./socket.js";
 import type { EventFrames } from "./frames.js";
 import type { BridgeMetrics } from "./metrics.js";
-import type { HubSource } from "./subscription.js";
+import type { HubSource } from "./types.js";
 import type { ExposedTopic } from "./options.js";
 import type { HubIds } from "./hub-ids.js";
 

@@ -6,7 +6,7 @@ import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { UpgradeWebSocket } from "hono/ws";
 import type { Sync, Topic } from "../core/types.js";
 import { bridgeLog, consoleLogger, type Log, type LogFunction, type Logger, type LogLevel } from "./log.js";
-import { originCheck, type OriginCheck } from "./origin.js";
+import { originCheck, type AllowedOrigins, type OriginCheck } from "./origin.js";
 import type { AuthorizeResult } from "./grant.js";
 
 /** What `authorize` is asked about. */
@@ -86,7 +86,7 @@ export interface BridgeOptions<P = unknown> {
    * clients) pass unless a function is given. @default same origin, and only when the request's
    * Host is a loopback name (`localhost`, `127.x.x.x`, `[::1]`): set `origins` in production.
    */
-  origins?: string[] | "*" | ((origin: string, request: Request) => boolean);
+  origins?: AllowedOrigins;
   /** Cookie that carries the token when `hello` has none. @default "tidemark_token" */
   cookieName?: string;
   /** Path of the WebSocket endpoint inside the app. @default "/ws" */

@@ -5,7 +5,6 @@
  * Host both `attacker.example:8080`, resolving to this server) through.
  */
 import { InvalidArgumentError } from "@tidemark/shared";
-import type { BridgeOptions } from "./options.js";
 import { headerOf, urlOf } from "./lazy-request.js";
 
 /** `scheme://host[:port]` in canonical form (lowercase, default port dropped), or undefined. */
@@ -24,11 +23,14 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === "localhost" || h.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "[::1]";
 }
 
+/** The `origins` option of the bridge (documented on `BridgeOptions.origins`). */
+export type AllowedOrigins = string[] | "*" | ((origin: string, request: Request) => boolean);
+
 /** Reads the request through headerOf/urlOf: a lazy upgrade request is built only for a function. */
 export type OriginCheck = (request: Request) => boolean;
 
 /** Builds the check once from the `origins` option (a bad entry fails `createBridge`). */
-export function originCheck<P>(allow: BridgeOptions<P>["origins"]): OriginCheck {
+export function originCheck(allow: AllowedOrigins | undefined): OriginCheck {
   if (allow === "*") return () => true;
   if (typeof allow === "function") {
     return (request) => {

@@ -17,7 +17,8 @@ import {
   type Cursor,
   type TidemarkEvent,
 } from "@tidemark/shared";
-import { Cancellation, type HubProgress, type SharedHub } from "../hub/registry.js";
+import { Cancellation } from "../hub/cancellation.js";
+import type { HubProgress } from "../hub/contract.js";
 import type { ExposedTopic } from "./options.js";
 import type { BridgeContext } from "./context.js";
 import type { FrameText } from "./socket.js";
@@ -67,9 +68,6 @@ export interface SubscriptionSink<P = unknown> {
   /** Ends the subscription with `unsubscribed` and this code (it failed). */
   endSubscription(sub: Subscription<P>, code: ErrorCode | undefined, message: string | undefined): void;
 }
-
-/** @internal The hub of a (topic, tenant) a hub-mode subscription reads. */
-export type HubSource = (topic: ExposedTopic<unknown>["topic"], tenantId: string | undefined) => Pick<SharedHub<unknown>, "subscribeBatches">;
 
 /** @internal What a subscription uses of the bridge. */
 export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log"> & { readonly groups: HubGroups };

@@ -7,11 +7,11 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { BrokerUnavailableError, ClosedError, InvalidArgumentError } from "@tidemark/shared";
-import type { EmbeddedNatsOptions } from "../embedded/server.js";
+import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";
 import type { ExternalNatsOptions, ManagedNats, NatsTransport } from "../transport/types.js";
 import { natsConnectionDefaults } from "../transport/options.js";
 import { mapNatsError } from "./errors.js";
-import { featuresOf, type ServerFeatures } from "./features.js";
+import { featuresOf, type ServerFeatures } from "../broker/features.js";
 import { ConnectionDrops } from "./connection-drops.js";
 import { CONNECT_WAIT_MS, PublishRequests } from "./publish-request.js";
 import { sleep } from "./sleep.js";

@@ -20,6 +20,21 @@ export interface TopicHandles {
   batchDirectGet?: boolean;
 }
 
+/**
+ * @internal The key under which a topic made by a Sync hands out its runtime. A symbol rather
+ * than a class check, so a spy or proxy of such a topic forwards it and layers above the core
+ * (the hub's window look) need not import the topic class.
+ */
+export const TOPIC_RUNTIME: unique symbol = Symbol("tidemark.topicRuntime");
+
+/**
+ * @internal The runtime behind a topic made by a Sync (or a proxy of one); undefined for another
+ * Topic implementation.
+ */
+export function runtimeHandle(topic: object): TopicRuntime | undefined {
+  return (topic as { readonly [TOPIC_RUNTIME]?: TopicRuntime })[TOPIC_RUNTIME];
+}
+
 /** @internal */
 export interface TopicRuntime {
   readonly namespace: string;

@@ -9,7 +9,7 @@ import { assertNamespace, InvalidArgumentError, WorkerStopTimeoutError } from "@
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Connector } from "./connection.js";
-import type { EmbeddedNatsOptions } from "../embedded/server.js";
+import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
 import { parseDeclaration } from "./streams.js";

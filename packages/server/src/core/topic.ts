@@ -29,7 +29,7 @@ import { traceableHeaders } from "./trace-probe.js";
 import { decodeEvent } from "./decode-event.js";
 import { publishHeaderPrefix } from "./publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
-import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import { TOPIC_RUNTIME, type TopicHandles, type TopicRuntime } from "./runtime.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
 
 /** What a topic needs from its Sync. */
@@ -115,6 +115,11 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   #forget(): void {
     this.#ready = undefined;
     this.#current = undefined;
+  }
+
+  /** @internal The runtime handle (runtime.ts): this topic is its own runtime. */
+  get [TOPIC_RUNTIME](): TopicRuntime {
+    return this;
   }
 
   readonly streamInfo = coalesceAfter(async (): Promise<StreamInfo | undefined> => {

@@ -1,5 +1,6 @@
 /** Renders the nats-server configuration of a managed server. */
 import type { NatsCredentials } from "./credentials.js";
+import type { EmbeddedClusterOptions } from "../broker/embedded-options.js";
 
 export interface NatsConfigOptions {
   /** Directory for the ports file, pid file and (with JetStream) the store. */
@@ -18,12 +19,8 @@ export interface NatsConfigOptions {
   monitoring: boolean;
   /** Server name, unique within a cluster. */
   serverName?: string;
-  /**
-   * Cluster membership: own route port and the other members' route URLs. `noAdvertise`:
-   * do not tell clients the other members' client URLs (they keep to the URLs they were given).
-   * `advertise`: the route address told to the other members (which they may dial directly).
-   */
-  cluster?: { name: string; port: number; routes: string[]; noAdvertise?: boolean; advertise?: string };
+  /** Cluster membership (see {@link EmbeddedClusterOptions}). */
+  cluster?: EmbeddedClusterOptions;
   /** Fixed client port instead of a free one (used to restart a cluster node in place). */
   port?: number;
   /** Clients (TCP and WebSocket) must log in with these. @default none: anyone may connect */

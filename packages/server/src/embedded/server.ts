@@ -8,49 +8,15 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync 
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { TidemarkError, ErrorCode, InvalidArgumentError } from "@tidemark/shared";
-import { featuresOf } from "../core/features.js";
+import { featuresOf } from "../broker/features.js";
+import type { Durability, EmbeddedNatsOptions } from "../broker/embedded-options.js";
 import { findNatsServer, natsServerVersion } from "./binary.js";
 import { loadOrCreateCredentials, type NatsCredentials } from "./credentials.js";
-import { renderNatsConfig, type NatsConfigOptions } from "./config.js";
+import { renderNatsConfig } from "./config.js";
 import { stopStaleServer, WATCHDOG_MARK } from "./stale.js";
 
-export interface EmbeddedNatsOptions {
-  /** Data directory (store, config, pid and ports files). @default TIDEMARK_DATA_DIR or ".tidemark" */
-  dataDir?: string;
-  /** JetStream file-store limit; stream reservations count against it. @default 8 GiB */
-  maxFileStore?: number;
-  /** JetStream memory-store limit. @default 256 MiB */
-  maxMemoryStore?: number;
-  /** Core NATS max_payload: must exceed the largest topic payload plus headers. @default 8 MiB */
-  maxPayload?: number;
-  /** Open a WebSocket listener (for edge clients and tests). @default true */
-  websocket?: boolean;
-  /** Open the monitoring listener (/jsz). @default false */
-  monitoring?: boolean;
-  /** Binary to run. @default findNatsServer() */
-  binary?: string;
-  /**
-   * When an acknowledged publish is on disk. "fsync": `sync_interval: always`, fsync before every
-   * acknowledgement (survives a power failure; needs nats-server 2.10+). "buffered": the
-   * server's default, fsync every two minutes (survives a process crash, not a power failure).
-   * @default "fsync" where the binary supports it, else "buffered"
-   */
-  durability?: Durability;
-  /**
-   * Require the data directory's credentials (`nats/credentials.json`, 0600, made once) on
-   * every connection, TCP and WebSocket. Only throwaway test servers turn this off.
-   * @default true
-   */
-  credentials?: boolean;
-  /** Time allowed for the server to write its ports file. @default 15000 */
-  startTimeoutMs?: number;
-  /** Extra config passed through to the renderer (cluster membership, name, fixed port). */
-  serverName?: string;
-  cluster?: NatsConfigOptions["cluster"];
-  port?: number;
-}
-
-export type Durability = "fsync" | "buffered";
+// Declared in broker/ so the runtime-neutral core can name them; exported here with the server.
+export type { Durability, EmbeddedNatsOptions };
 
 /** A running managed server. */
 export interface EmbeddedNats {

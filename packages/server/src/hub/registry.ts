@@ -7,8 +7,8 @@
  * implementation of it; for topics of a Sync its window look also reads the first retained
  * sequence (see `window.ts`).
  */
-import { ClosedError, InvalidArgumentError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
-import type { Hub, HubSubscribeOptions, Topic } from "../core/types.js";
+import { ClosedError, InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
+import type { Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
 import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
@@ -21,6 +21,11 @@ import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { observeHubs } from "../observe/bridge-meter.js";
 import { eventSizer, sizeOnce } from "./size-estimate.js";
+import type { BatchHub, HubProgress, SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
+
+// Declared apart (contract.ts, cancellation.ts) so that the bridge and the subscribers need not import this file.
+export { Cancellation } from "./cancellation.js";
+export type { HubProgress, SharedHubSubscribeOptions };
 
 export type { HubMode, HubRegistryOptions };
 
@@ -36,55 +41,6 @@ const defaults: Required<Omit<HubRegistryOptions, "sizeOf">> = {
   headReadSpacingMs: 25,
 };
 
-/** Progress callbacks of one subscription (used by the bridge for `caught_up` frames and metrics). */
-export interface HubProgress {
-  /**
-   * The subscription reached the live edge. `cursor` is a watermark: every event up to it was
-   * yielded. Called again, with a newer watermark, while the subscription is idle and the hub's
-   * watermark moves on (other tenants' events, see `watermarkIntervalMs`).
-   */
-  onCaughtUp?(cursor: Cursor): void;
-  /** The subscription was behind the in-memory window and started a replay. */
-  onReplay?(): void;
-}
-
-export interface SharedHubSubscribeOptions extends HubSubscribeOptions {
-  progress?: HubProgress;
-  /**
-   * A lighter stand-in for `signal` when there are many subscribers (an AbortController costs
-   * about a kilobyte). Used instead of `signal` when given.
-   */
-  cancel?: Cancellation;
-}
-
-/** A one-shot cancel flag with the part of AbortSignal a hub subscription needs. */
-export class Cancellation {
-  aborted = false;
-  #follower: { poke(): void } | undefined;
-  #controller: AbortController | undefined;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.#follower?.poke();
-    this.#controller?.abort();
-  }
-
-  /** @internal */
-  watch(follower: { poke(): void } | undefined): void {
-    this.#follower = follower;
-  }
-
-  /** A real AbortSignal tied to this cancellation, made on first use (for replays). */
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.aborted) this.#controller.abort();
-    }
-    return this.#controller.signal;
-  }
-}
-
 /**
  * The hubs of one Sync. `topic.hub({ tenantId })` returns `registry.get(topic, tenantId)`.
  *
@@ -92,7 +48,7 @@ export class Cancellation {
  * const hubs = new HubRegistry();
  * for await (const event of hubs.get(topic, "acme").subscribe({ after, signal })) apply(event);
  */
-export class HubRegistry {
+export class HubRegistry implements SubscriberHost {
   readonly #settings: HubSettings;
   readonly #followers = new Map<Topic<unknown>, Map<string | undefined, Follower<unknown>>>();
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
@@ -239,7 +195,7 @@ export class HubRegistry {
 }
 
 /** The process's shared follower of one (topic, tenant); see {@link HubRegistry}. */
-export class SharedHub<T = unknown> implements Hub<T> {
+export class SharedHub<T = unknown> implements BatchHub<T> {
   readonly #registry: HubRegistry;
   readonly #topic: Topic<T>;
   readonly tenantId: string | undefined;

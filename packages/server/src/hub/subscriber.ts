@@ -9,7 +9,7 @@ import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
 import { incarnationOf, recreated, sameIncarnation } from "./incarnation.js";
-import type { HubRegistry, SharedHubSubscribeOptions } from "./registry.js";
+import type { SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
 
 /** @internal Most events in one array of `SharedHub.subscribeBatches()`. */
 export const MAX_BATCH = 256;
@@ -31,7 +31,7 @@ function startPosition(topic: Topic<unknown>, after: string | undefined, head: H
  * with a mismatch for its subscribers; an older head read of this subscriber is read again.
  */
 async function join<T>(
-  registry: HubRegistry,
+  registry: SubscriberHost,
   topic: Topic<T>,
   tenantId: string | undefined,
   after: string | undefined,
@@ -50,7 +50,7 @@ async function join<T>(
 
 /** @internal The iteration behind `SharedHub.subscribeBatches()` (and `subscribe()`). */
 export async function* run<T>(
-  registry: HubRegistry,
+  registry: SubscriberHost,
   topic: Topic<T>,
   tenantId: string | undefined,
   options: SharedHubSubscribeOptions,

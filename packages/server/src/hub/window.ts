@@ -1,9 +1,10 @@
 /**
  * The retained window of a topic as the hub's watermark checks see it: one stream-info request
- * per topic answers every hub of the topic (head, first retained sequence, incarnation).
+ * per topic answers every hub of the topic (head, first retained sequence, incarnation). A topic
+ * of a Sync is read through its runtime handle (core/runtime.ts), not its class.
  */
 import type { Topic } from "../core/types.js";
-import { JetStreamTopic } from "../core/topic.js";
+import { runtimeHandle } from "../core/runtime.js";
 import { firstRetained, incarnationOf as streamIncarnation } from "../core/reader.js";
 import { incarnationOf } from "./incarnation.js";
 
@@ -28,8 +29,9 @@ export interface TopicWindow {
  * `head()` and reports no first sequence.
  */
 export async function readWindow(topic: Topic<unknown>): Promise<TopicWindow | undefined> {
-  if (topic instanceof JetStreamTopic) {
-    const info = await topic.streamInfo();
+  const runtime = runtimeHandle(topic);
+  if (runtime) {
+    const info = await runtime.streamInfo();
     if (!info) return undefined;
     const { state, config } = info;
     const maxAgeMs = config.max_age / 1e6;

@@ -7,7 +7,7 @@ import type { JsMsg } from "@nats-io/jetstream";
 import type { TidemarkEvent } from "@tidemark/shared";
 import { encodeDeadLetter, type DeadLetterRecord } from "./dead-letter-record.js";
 import { retryDelay } from "./options.js";
-import type { WorkerContext } from "./worker.js";
+import type { WorkerContext } from "./worker-context.js";
 import { instruments } from "../observe/meter.js";
 
 /** Shortest delay before a delivery whose dead letter could not be stored comes back. */

@@ -3,13 +3,12 @@
  * concurrency, keeps leases of held events alive, retries on the backoff with `nak(delay)`,
  * dead-letters after `maxAttempts`, and drains on `stop()`.
  */
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { eventIdFor, type TidemarkEvent } from "@tidemark/shared";
-import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, Worker } from "../core/types.js";
+import type { WorkerContext } from "./worker-context.js";
 import { decodeDeadLetterRecord, describeError } from "./dead-letter-record.js";
-import { retryDelay, type ResolvedProcessOptions } from "./options.js";
+import { retryDelay } from "./options.js";
 import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKind } from "./verdicts.js";
 import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";
 import { LeaseKeeper } from "./lease.js";
@@ -26,23 +25,6 @@ const MAX_PREFETCH = 256;
 /** Batch of the redrive source's pulls (redriven letters are rare). */
 const REDRIVE_BATCH = 16;
 const REDRIVE_POLL_MS = 100;
-
-export interface WorkerContext<T> {
-  runtime: TopicRuntime;
-  nc: NatsConnection;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  options: ResolvedProcessOptions;
-  events: Consumer;
-  redrive: Consumer;
-  /** Incarnation of the event stream, for event ids. */
-  incarnation: string;
-  /** Dedupe key part that changes when the consumer is re-created (its creation time). */
-  consumerEpoch: string;
-  /** Ack wait the broker enforces on the worker's consumers (the shorter), which it renews. */
-  leaseMs: number;
-  handler: (event: ProcessEvent<T>) => Promise<void> | void;
-}
 
 /** @internal A running worker; `startWorker()` builds it. */
 export class ProcessWorker<T> implements Worker {

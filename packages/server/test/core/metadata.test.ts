@@ -8,7 +8,7 @@ import { findNatsServer, natsServerVersion, ResourceDriftError } from "../../src
 import { resolveTopicOptions } from "../../src/core/options.js";
 import { eventStreamConfig, deadLetterStreamConfig } from "../../src/core/streams.js";
 import { topicNames } from "../../src/core/broker-names.js";
-import { featuresOf } from "../../src/core/features.js";
+import { featuresOf } from "../../src/broker/features.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

@@ -1,7 +1,8 @@
 /**
  * What the connected nats-server can do, from the version it reports (`nc.info.version`).
  * 2.9 is the floor; newer servers add what the core uses when present. In a cluster the version
- * is that of the node the connection reached: upgrade every node before relying on it.
+ * is that of the node the connection reached: upgrade every node before relying on it. In
+ * broker/ because both the core (the connection) and embedded/ (durability) read it.
  */
 
 export interface ServerFeatures {
