@@ -41,6 +41,27 @@ describe("head reads", () => {
     expect(reader.reads).toBe(2);
   });
 
+  it("head - a spacing timer that fires early (a long event-loop tick) does not start the read before the spacing", async () => {
+    const { topic, calls } = fakeTopic();
+    const reader = new HeadReader(topic, { spacingMs: 25 });
+    const first = reader.read();
+    await flush();
+    calls[0]!.answer(1);
+    await first;
+    // Node counts a timer from the loop's cached time: after a 7 ms tick it fires 7 ms early.
+    const setTimer = globalThis.setTimeout;
+    const early = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => setTimer(fn, Math.max(0, (ms ?? 0) - 7))) as typeof setTimeout);
+    const second = reader.read();
+    early.mockRestore(); // only the timer armed by that call fires early
+    await vi.advanceTimersByTimeAsync(20);
+    expect(calls).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(25);
+    calls[1]!.answer(2);
+    expect((await second).sequence).toBe(2);
+  });
+
   it("head - never shares a read that started before the call, even a finished-soon one", async () => {
     const { topic, calls } = fakeTopic();
     const reader = new HeadReader(topic, { spacingMs: 0 });

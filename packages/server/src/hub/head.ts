@@ -83,7 +83,14 @@ export class HeadReader {
     if (wait <= 0) {
       if (pending.timer) clearTimeout(pending.timer);
       this.#start(pending);
-    } else pending.timer ??= setTimeout(() => this.#start(pending), wait);
+    } else {
+      // Looked at again when it fires: a timer counts from the event loop's cached time, so
+      // after a long tick it fires early by that much (7 ms seen under load).
+      pending.timer ??= setTimeout(() => {
+        pending.timer = undefined;
+        this.#schedule();
+      }, wait);
+    }
   }
 
   #start(pending: Pending): void {
