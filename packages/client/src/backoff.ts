@@ -2,6 +2,7 @@
  * Reconnect delays: capped exponential backoff with full jitter (a random delay between zero and
  * the capped exponential step), so a restarted server is not hit by every browser at once.
  */
+import { InvalidArgumentError } from "@tidemark/shared";
 
 /** Backoff settings. */
 export interface BackoffOptions {
@@ -22,7 +23,7 @@ export const defaultBackoff: Required<BackoffOptions> = { baseMs: 500, maxMs: 15
  */
 export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
   const { baseMs, maxMs } = { ...defaultBackoff, ...options };
-  if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new RangeError("backoff: need 0 < baseMs <= maxMs");
+  if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new InvalidArgumentError("backoff: need 0 < baseMs <= maxMs");
   const step = Math.max(0, Math.floor(attempt));
   // 2^step overflows to Infinity past ~1024; the cap keeps the result finite.
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(step, 60));
