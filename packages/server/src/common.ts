@@ -63,6 +63,9 @@ export type { WholeTopicGrant, AuthorizeResult } from "./bridge/grant.js";
 export type { BridgeOptions, BridgeLimits, ExposedTopic, AuthorizeRequest } from "./bridge/options.js";
 export type { Logger, LogFunction, LogRecord, LogLevel } from "./bridge/log.js";
 export { PROCESS_DEFAULTS } from "./process/options.js";
+// Where metrics go: `createSync({ meters })`, `createBridge({ meters })`.
+export { createMeterRegistry } from "./observe/meters.js";
+export type { MeterRegistry, MeterRegistryOptions } from "./observe/meters.js";
 // Signed-token authentication (jose over Web Crypto: runs on every runtime).
 export { signToken, tokenAuthenticator } from "./auth/index.js";
 export type { SignTokenOptions, TokenAuthenticate, TokenAuthenticatorOptions, TokenClaims, TokenPrincipal } from "./auth/index.js";

@@ -18,7 +18,6 @@ import { processMemory } from "./memory.js";
 import { HubGroups } from "./hub-group.js";
 import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
-import { observeBridge } from "../observe/bridge-meter.js";
 import { resolveOptions, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
 import { PrincipalCounts } from "./principal-counts.js";
 import { addOperationsRoutes } from "./routes.js";
@@ -67,14 +66,14 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const options = resolveOptions(bridgeOptions);
   const { limits, log } = options;
   // For topics whose `hub()` is not a Tidemark SharedHub (another Topic implementation).
-  const fallbackHubs = new HubRegistry();
+  const fallbackHubs = new HubRegistry({}, options.meters);
   const hubOf: HubSource = (topic, tenantId) => {
     const hub = topic.hub({ tenantId });
     return hub instanceof SharedHub ? hub : fallbackHubs.get(topic, tenantId);
   };
   const warned = new Set<string>();
   const frames = new EventFrames();
-  const metrics = new BridgeMetrics();
+  const metrics = new BridgeMetrics(options.meters);
   const hubIds = new HubIds();
   const context: BridgeContext<P> = {
     options,
@@ -108,7 +107,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   });
   const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).
-  const unobserve = observeBridge(() => context.metrics.snapshot(extra()));
+  const unobserve = options.meters.observeBridge(() => context.metrics.snapshot(extra()));
   const app = new Hono();
   const wsRoute = addWebSocketRoute(app, context);
   addOperationsRoutes(app, context, render);

@@ -3,7 +3,7 @@
  * failures are retried with that id until the deadline (`publishTimeoutMs`).
  */
 import { describe, it, expect } from "vitest";
-import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.js";
+import { BrokerUnavailableError, createMeterRegistry, createSync, ErrorCode } from "../../src/index.js";
 import { freeze, thaw } from "@tidemark/testing";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { collect } from "./fixture.js";
@@ -150,6 +150,7 @@ describe("publish retries", () => {
         stream: "ELECTING",
         headerPrefix: publishHeaderPrefix("ELECTING"),
         attributes: { topic: "electing" },
+        meters: createMeterRegistry(),
         requestTimeoutMs: 2_000,
         deadlineMs: 8_000,
         ready: () => Promise.resolve(handles),
