@@ -9,12 +9,7 @@ import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { collect } from "./fixture.js";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { confirmStreamGone, sendWithRetry, type SendContext } from "../../src/core/publish.js";
-import { publishHeaderPrefix } from "../../src/core/publish-headers.js";
-import { PublishRequests } from "../../src/core/publish-request.js";
-import { ConnectionDrops } from "../../src/core/connection-drops.js";
-import { mapNatsError } from "../../src/core/errors.js";
-import type { TopicHandles } from "../../src/core/runtime.js";
+import { confirmStreamGone, sendWithRetry, type SendContext, publishHeaderPrefix, PublishRequests, ConnectionDrops, mapNatsError, type TopicHandles } from "../../src/internal.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

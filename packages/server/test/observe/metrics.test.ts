@@ -3,7 +3,6 @@ import { metrics } from "@opentelemetry/api";
 import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { createMeterRegistry } from "../../src/index.js";
 import { ownTenants, useBridgeFixture } from "../bridge/fixture.js";
-import "../../src/process/index.js";
 
 /** A reader the test collects from on demand. */
 class TestReader extends MetricReader {
