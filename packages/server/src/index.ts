@@ -4,7 +4,6 @@
 // What the edge entry exports too is listed once, in common.ts.
 export * from "./common.js";
 export { createSync, syncOptionsFromEnv, configureSync, lazySync, getDefaultSync } from "./node-sync.js";
-export type { SyncLogger } from "./core/broker-log.js";
 export { startEmbeddedNats, EmbeddedNatsError } from "./embedded/server.js";
 export type { Durability, EmbeddedNats, EmbeddedNatsOptions } from "./embedded/server.js";
 export type { NatsCredentials } from "./embedded/credentials.js";
