@@ -32,6 +32,10 @@ const otherTests = {
   group: ["../../*/test/**", "../../../*/test/**"],
   message: "Tests import shared test helpers from @tidemark/testing, not from another package's test folder.",
 };
+const serverInternals = {
+  group: ["**/server/src/*/**", "../**/src/*/**", "!**/src/edge/*", "@tidemark/server/src/**"],
+  message: "Tests and benchmarks reach the server's internals through its one internal entry (packages/server/src/internal.ts, `@tidemark/server/internal`), public names through src/index.ts.",
+};
 const restrict = (...patterns) => ["error", { patterns }];
 
 // The server's Node adapter files: the embedded nats-server, the CLI, the Node transport and the
@@ -95,6 +99,8 @@ export default tseslint.config(
     ignores: ["packages/client/test/conformance.test.ts", "packages/client/test/engine-reader.ts"],
     rules: { "no-restricted-imports": restrict(otherTests) },
   },
+  { files: ["packages/server/test/**"], rules: { "no-restricted-imports": restrict(otherTests, serverInternals) } },
+  { files: ["bench/**"], rules: { "no-restricted-imports": restrict(serverInternals) } },
   {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },

@@ -17,8 +17,7 @@
 import { connect } from "@nats-io/transport-node";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream";
 import { createSync } from "@tidemark/server";
-import { runtimeOf } from "../packages/server/src/core/topic.js";
-import { durableName } from "../packages/server/src/core/broker-names.js";
+import { runtimeOf, durableName } from "@tidemark/server/internal";
 import { startBenchNats } from "./lib/nats.js";
 import { compare } from "./lib/measure.js";
 import { comparisonRow, environment, missed, printTable, type Row } from "./lib/table.js";

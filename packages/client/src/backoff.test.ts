@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffDelay } from "./backoff.js";
+import { InvalidArgumentError } from "@tidemark/shared";
 
 describe("backoff", () => {
   it("backoff - grows exponentially up to the cap", () => {
@@ -23,7 +24,7 @@ describe("backoff", () => {
   });
 
   it("backoff - refuses nonsense settings", () => {
-    expect(() => backoffDelay(0, { baseMs: 0 })).toThrow(RangeError);
-    expect(() => backoffDelay(0, { baseMs: 100, maxMs: 10 })).toThrow(RangeError);
+    expect(() => backoffDelay(0, { baseMs: 0 })).toThrow(InvalidArgumentError);
+    expect(() => backoffDelay(0, { baseMs: 100, maxMs: 10 })).toThrow(InvalidArgumentError);
   });
 });

@@ -1,6 +1,6 @@
 /** `TidemarkProvider`: one client for the components below it. */
 import { createContext, createElement, useContext, useEffect, useMemo, type ReactNode } from "react";
-import { createClient, type Client, type ClientOptions } from "@tidemark/client";
+import { createClient, InvalidArgumentError, type Client, type ClientOptions } from "@tidemark/client";
 import { ClientSource } from "./client-source.js";
 
 const SourceContext = createContext<ClientSource | null>(null);
@@ -34,7 +34,7 @@ export type TidemarkProviderProps = { children?: ReactNode } & (
  */
 export function TidemarkProvider(props: TidemarkProviderProps): ReactNode {
   const { client, options } = props;
-  if (!client && !options) throw new TypeError("TidemarkProvider: pass `client` or `options`");
+  if (!client && !options) throw new InvalidArgumentError("TidemarkProvider: pass `client` or `options`");
   // A new source only for a new client object; `options` is read once.
   const source = useMemo(() => (client ? ClientSource.given(client) : ClientSource.create(options!, createClient)), [client]);
   // Holds the client for as long as the provider is mounted, so that a feed swapped for another

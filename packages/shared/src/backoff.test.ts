@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffCeiling, backoffDelay } from "./backoff.js";
+import { InvalidArgumentError } from "./errors.js";
 
 describe("backoff", () => {
   it("backoff - the ceiling doubles from baseMs and stops at maxMs", () => {
@@ -32,9 +33,9 @@ describe("backoff", () => {
     expect(backoffDelay(Number.NaN, { baseMs: 10, maxMs: 50 }, () => 0.5)).toBe(5);
   });
 
-  it("backoff - refuses nonsense settings with a RangeError", () => {
-    expect(() => backoffDelay(0, { baseMs: 0, maxMs: 10 })).toThrow(RangeError);
-    expect(() => backoffDelay(0, { baseMs: 100, maxMs: 10 })).toThrow(RangeError);
-    expect(() => backoffCeiling(0, { baseMs: Number.NaN, maxMs: 10 })).toThrow(RangeError);
+  it("backoff - refuses nonsense settings with InvalidArgumentError", () => {
+    expect(() => backoffDelay(0, { baseMs: 0, maxMs: 10 })).toThrow(InvalidArgumentError);
+    expect(() => backoffDelay(0, { baseMs: 100, maxMs: 10 })).toThrow(InvalidArgumentError);
+    expect(() => backoffCeiling(0, { baseMs: Number.NaN, maxMs: 10 })).toThrow(InvalidArgumentError);
   });
 });

@@ -4,6 +4,7 @@
  * The client's reconnect and the server's retries after broker trouble both use it; only their
  * settings differ (docs/reliability.md, "Retry rule"). Pure and runtime-neutral.
  */
+import { InvalidArgumentError } from "./errors.js";
 
 /** Settings of a backoff. */
 export interface Backoff {
@@ -21,7 +22,7 @@ export interface Backoff {
  */
 export function backoffCeiling(attempt: number, backoff: Backoff): number {
   const { baseMs, maxMs } = backoff;
-  if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new RangeError("backoff: need 0 < baseMs <= maxMs");
+  if (!(baseMs > 0) || !(maxMs >= baseMs)) throw new InvalidArgumentError("backoff: need 0 < baseMs <= maxMs");
   const step = attempt > 0 ? Math.floor(attempt) : 0;
   // 2^step overflows to Infinity past ~1024; the cap keeps the result finite.
   return Math.min(maxMs, baseMs * 2 ** Math.min(step, 60));

@@ -3,7 +3,7 @@
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
 import { wrap, proxy, transfer } from "comlink";
-import { fromErrorPayload, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
+import { fromErrorPayload, InvalidArgumentError, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
 import { tabPort } from "../tab-wire.js";
@@ -117,9 +117,9 @@ class TabClient implements Client, FeedOwner {
   private port: { close(): void } | undefined;
 
   constructor(private readonly options: ClientOptions) {
-    if (typeof options?.url !== "string" || options.url === "") throw new TypeError("createClient: `url` is required");
+    if (typeof options?.url !== "string" || options.url === "") throw new InvalidArgumentError("createClient: `url` is required");
     const historyLimit = options.historyLimit ?? 200;
-    if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new TypeError("createClient: `historyLimit` must be a positive integer");
+    if (!Number.isInteger(historyLimit) || historyLimit < 1) throw new InvalidArgumentError("createClient: `historyLimit` must be a positive integer");
     this.config = {
       url: toWebSocketUrl(options.url),
       backoff: { ...defaultBackoff, ...options.reconnect },
@@ -300,7 +300,7 @@ class TabClient implements Client, FeedOwner {
 
   private openFeed<T>(spec: FeedSpec, mode: "hub" | "live"): Feed<T> {
     if (this.closed) throw new Error("client is closed");
-    if (typeof spec?.topic !== "string" || spec.topic === "") throw new TypeError("feed: `topic` is required");
+    if (typeof spec?.topic !== "string" || spec.topic === "") throw new InvalidArgumentError("feed: `topic` is required");
     const request: OpenRequest = { id: randomId(), mode, topic: spec.topic, effects: false };
     if (spec.tenantId !== undefined) request.tenantId = spec.tenantId;
     const feed = new TabFeed<T>(request, this.config.historyLimit, this);

@@ -18,7 +18,6 @@ import { processMemory } from "./memory.js";
 import { HubGroups } from "./hub-group.js";
 import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
-import { observeBridge } from "../observe/bridge-meter.js";
 import { resolveOptions, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
 import { PrincipalCounts } from "./principal-counts.js";
 import { addOperationsRoutes } from "./routes.js";
@@ -77,7 +76,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   };
   const warned = new Set<string>();
   const frames = new EventFrames();
-  const metrics = new BridgeMetrics();
+  const metrics = new BridgeMetrics(options.meters);
   const hubIds = new HubIds();
   const context: BridgeContext<P> = {
     options,
@@ -111,7 +110,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   });
   const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).
-  const unobserve = observeBridge(() => context.metrics.snapshot(extra()));
+  const unobserve = options.meters.observeBridge(() => context.metrics.snapshot(extra()));
   const app = new Hono();
   const wsRoute = addWebSocketRoute(app, context);
   addOperationsRoutes(app, context, render);

@@ -7,6 +7,7 @@ import {
   CloseCode,
   ErrorCode,
   LimitName,
+  ProtocolError,
   assertTenantId,
   utf8Length,
   type ClientFrame,
@@ -14,7 +15,7 @@ import {
 } from "@tidemark/shared";
 import type { ExposedTopic } from "./options.js";
 import { grants, refusal } from "./grant.js";
-import { encode, parseClientFrame, ProtocolError } from "./frames.js";
+import { encode, parseClientFrame } from "./frames.js";
 import { Subscription, type SubscriptionSink } from "./subscription.js";
 import { Session } from "./session.js";
 import { TokenBucket } from "./rate.js";

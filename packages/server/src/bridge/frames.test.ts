@@ -1,8 +1,8 @@
 import { describe, it, expect } from "vitest";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { EventFrames, frameBytes, parseClientFrame, ProtocolError } from "./frames.js";
-import type { TidemarkEvent } from "@tidemark/shared";
+import { EventFrames, frameBytes, parseClientFrame } from "./frames.js";
+import { ErrorCode, errorClasses, ProtocolError, type TidemarkEvent } from "@tidemark/shared";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -48,6 +48,17 @@ describe("frames", () => {
     ]) {
       expect(() => parseClientFrame(bad), bad).toThrow(ProtocolError);
     }
+  });
+
+  it("frames - a refused frame throws the shared table's ProtocolError (code PROTOCOL_ERROR, the class its code names)", () => {
+    let thrown: unknown;
+    try {
+      parseClientFrame("{");
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(errorClasses[ErrorCode.ProtocolError]);
+    expect(thrown).toMatchObject({ name: "ProtocolError", code: "PROTOCOL_ERROR", message: "malformed JSON" });
   });
 
   it("frames - an event frame is serialised once per (event, hub)", () => {

@@ -3,23 +3,16 @@
  * serialised once per (event, hub) and the same string is sent to every subscriber of the moment.
  */
 import type { FrameText } from "./socket.js";
+// A frame the bridge cannot accept throws the shared table's ProtocolError: the connection
+// answers with an error frame (PROTOCOL_ERROR) and closes with 4400.
 import {
-  ErrorCode,
   PROTOCOL_VERSION,
+  ProtocolError,
   SubscriptionMode,
-  TidemarkError,
   type ClientFrame,
   type ServerFrame,
   type TidemarkEvent,
 } from "@tidemark/shared";
-
-/** A frame the bridge cannot accept: the connection is closed with 4400. */
-export class ProtocolError extends TidemarkError {
-  constructor(message: string) {
-    super(ErrorCode.ProtocolError, message);
-    this.name = "ProtocolError";
-  }
-}
 
 const MAX_ID = 128;
 const MAX_NAME = 256;

@@ -2,7 +2,8 @@
  * Metrics of a bridge: rendered in the Prometheus text format for `/metrics`, and reported under
  * the same names through OpenTelemetry (`../observe/bridge-meter.ts`) when the app has an SDK.
  */
-import { DURATION_BUCKETS as LAG_BUCKETS, instruments } from "../observe/meter.js";
+import { DURATION_BUCKETS as LAG_BUCKETS } from "../observe/meter.js";
+import { globalMeters, type MeterRegistry } from "../observe/meters.js";
 import type { BridgeSnapshot } from "../observe/bridge-meter.js";
 import type { ProcessMemory } from "./memory.js";
 
@@ -35,6 +36,13 @@ export class BridgeMetrics {
   #lagSum = 0;
   #lagCount = 0;
 
+  readonly #meters: MeterRegistry;
+
+  /** @param meters where the delivery lag is recorded for OpenTelemetry (the bridge's). */
+  constructor(meters: MeterRegistry = globalMeters) {
+    this.#meters = meters;
+  }
+
   /**
    * Publish-to-send delay of `count` deliveries with the same delay: a hub group observes an
    * event once for all the sockets it sent it to, so its send loop does only the sends. Each
@@ -47,7 +55,7 @@ export class BridgeMetrics {
     this.#lagCounts[i]! += count;
     this.#lagSum += seconds * count;
     this.#lagCount += count;
-    const lag = instruments().deliveryLag;
+    const lag = this.#meters.instruments().deliveryLag;
     for (let n = 0; n < count; n++) lag.record(seconds);
   }
 

@@ -5,6 +5,8 @@
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { UpgradeWebSocket } from "hono/ws";
 import type { Sync, Topic } from "../core/types.js";
+import { metersOf } from "../core/sync.js";
+import { globalMeters, MeterRegistry } from "../observe/meters.js";
 import { bridgeLog, consoleLogger, type Log, type LogFunction, type Logger, type LogLevel } from "./log.js";
 import { originCheck, type AllowedOrigins, type OriginCheck } from "./origin.js";
 import type { AuthorizeResult } from "./grant.js";
@@ -81,6 +83,11 @@ export interface BridgeOptions<P = unknown> {
   /** The Sync behind the topics: `/readyz` checks it, `/metrics` counts its hub followers. */
   sync?: Sync;
   /**
+   * Where the bridge reports its OpenTelemetry metrics (`createMeterRegistry({ meterProvider })`).
+   * @default the meters of `sync`, else the process default on the global MeterProvider
+   */
+  meters?: MeterRegistry;
+  /**
    * Allowed `Origin`s of the upgrade: a list of origins (`"https://app.example"`, compared as
    * scheme, host and port), `"*"`, or a function. Requests without an Origin header (non-browser
    * clients) pass unless a function is given. @default same origin, and only when the request's
@@ -136,6 +143,7 @@ export interface ResolvedBridgeOptions<P> {
   readonly authenticate: BridgeOptions<P>["authenticate"];
   readonly upgradeWebSocket: BridgeOptions<P>["upgradeWebSocket"];
   readonly sync: Sync | undefined;
+  readonly meters: MeterRegistry;
   /** The `origins` option as a check of an upgrade request. */
   readonly originAllowed: OriginCheck;
   readonly cookieName: string;
@@ -168,11 +176,15 @@ const DEFAULTS = {
 export function resolveOptions<P>(options: BridgeOptions<P>): ResolvedBridgeOptions<P> {
   const merged = { ...DEFAULTS, ...definedOnly(options) };
   if (!(merged.heartbeatMs > 0)) throw new InvalidArgumentError("heartbeatMs must be positive");
+  if (options.meters !== undefined && !(options.meters instanceof MeterRegistry)) {
+    throw new InvalidArgumentError("meters must be a registry made by createMeterRegistry()");
+  }
   return {
     topics: exposedByName(options.topics),
     authenticate: options.authenticate,
     upgradeWebSocket: options.upgradeWebSocket,
     sync: options.sync,
+    meters: options.meters ?? (options.sync && metersOf(options.sync)) ?? globalMeters,
     originAllowed: originCheck(options.origins),
     cookieName: merged.cookieName,
     path: merged.path,

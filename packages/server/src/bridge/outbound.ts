@@ -3,8 +3,8 @@
  * backpressure (pause above `maxBufferedBytes`, resume below half of it), and `setState`, the
  * one place the connection's state changes. The protocol lives in Session and Connection.
  */
-import { CloseCode, ErrorCode, isTidemarkError, type LimitName } from "@tidemark/shared";
-import { encode, type ProtocolError } from "./frames.js";
+import { CloseCode, ErrorCode, isTidemarkError, type LimitName, type ProtocolError } from "@tidemark/shared";
+import { encode } from "./frames.js";
 import type { BridgeContext } from "./context.js";
 import type { BridgeSocket, FrameText } from "./socket.js";
 import { canMove, type ConnectionState, type StateKind } from "./state.js";

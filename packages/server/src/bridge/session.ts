@@ -3,8 +3,8 @@
  * revocation, the per-principal and unauthenticated counts, and the authorization epoch.
  * Subscriptions live in Connection.
  */
-import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
-import { encode, ProtocolError } from "./frames.js";
+import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, ProtocolError, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
+import { encode } from "./frames.js";
 import { keep, rebuild, type KeptRequest } from "./kept-request.js";
 import { Outbound } from "./outbound.js";
 import type { BridgeContext } from "./context.js";

@@ -25,7 +25,8 @@ import { isNoResponders, isStreamNotFound, isTransient } from "./errors.js";
 import type { TopicHandles } from "./runtime.js";
 import type { PublishOptions, PublishReceipt } from "./types.js";
 import { traceHeaders } from "../observe/trace.js";
-import { instruments, recordSince } from "../observe/meter.js";
+import { recordSince } from "../observe/meter.js";
+import type { MeterRegistry } from "../observe/meters.js";
 import { sleep } from "./sleep.js";
 
 const encoder = new TextEncoder();
@@ -74,6 +75,8 @@ export interface SendContext {
   headerPrefix: PublishHeaderPrefix;
   /** Metric attributes of this topic's publishes, made once. */
   attributes: { topic: string };
+  /** Where publish durations are recorded. */
+  meters: MeterRegistry;
   /** Bound on one attempt. */
   requestTimeoutMs: number;
   /** Bound on the whole call. */
@@ -158,7 +161,7 @@ class PublishCall {
   }
 
   done(ack: PubAck, handles: TopicHandles): Sent {
-    recordSince(instruments().publishDuration, this.started, this.ctx.attributes);
+    recordSince(this.ctx.meters.instruments().publishDuration, this.started, this.ctx.attributes);
     return { ack, handles };
   }
 

@@ -8,6 +8,7 @@ import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } 
 import type { Cursor, CursorParts, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
 import type { TopicNames } from "./broker-names.js";
+import type { MeterRegistry } from "../observe/meters.js";
 
 /** Live handles of a provisioned topic. */
 export interface TopicHandles {
@@ -45,6 +46,8 @@ export interface TopicRuntime {
   readonly streamName: string;
   /** The Sync's bound on one broker request. */
   readonly requestTimeoutMs: number;
+  /** The Sync's meter registry: workers record their attempts and dead letters there. */
+  readonly meters: MeterRegistry;
   /** Whether the connection is up now, and a promise that resolves when it next drops. */
   connectionState(): { connected: boolean; lost: Promise<void> };
   /** JetStream stream holding dead letters of every consumer of this topic. */

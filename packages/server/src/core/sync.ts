@@ -19,6 +19,7 @@ import { mapNatsError } from "./errors.js";
 import type { ExternalNatsOptions, NatsTransport } from "../transport/types.js";
 import type { HubRegistryOptions } from "./hub-options.js";
 import { brokerLine, silentLogger, stderrLogger, type BrokerSource, type SyncLogger } from "./broker-log.js";
+import { globalMeters, MeterRegistry } from "../observe/meters.js";
 
 export interface SyncOptions {
   /** Prefix of every stream and subject; lets applications share one broker. @default TIDEMARK_NAMESPACE or "app" */
@@ -50,6 +51,12 @@ export interface SyncOptions {
   publishTimeoutMs?: number;
   /** Settings of the Sync's hubs (`topic.hub()`): window sizes, watermark refresh. See `HubRegistryOptions`. */
   hubs?: HubRegistryOptions;
+  /**
+   * Where its publishes, workers and hubs record metrics (`createMeterRegistry({ meterProvider })`);
+   * a bridge given this Sync reports there too unless it has `meters` of its own.
+   * @default the process default, on the global MeterProvider of `@opentelemetry/api`
+   */
+  meters?: MeterRegistry;
 }
 
 /** @internal The hubs of one Sync: made on its first `topic.hub()`, closed with it. */
@@ -98,8 +105,8 @@ function loggerOf(logger: SyncOptions["logger"]): SyncLogger {
 
 /** @internal A whole platform: the core's transport, plus the hub and worker modules. */
 export interface SyncPlatform extends CorePlatform {
-  /** Makes the hubs of one Sync (`HubRegistry` in `../hub`). */
-  hubs(options: HubRegistryOptions | undefined): HubSet;
+  /** Makes the hubs of one Sync (`HubRegistry` in `../hub`), reporting to the Sync's meters. */
+  hubs(options: HubRegistryOptions | undefined, meters: MeterRegistry): HubSet;
   readonly workers: Workers;
 }
 
@@ -109,6 +116,8 @@ function missing(what: string): never {
 
 class JetStreamSync implements Sync {
   readonly namespace: string;
+  /** @internal Where this Sync, its hubs and workers record metrics. */
+  readonly meters: MeterRegistry;
   readonly #connector: Connector;
   readonly #host: TopicHost;
 
@@ -122,6 +131,10 @@ class JetStreamSync implements Sync {
     this.namespace = namespace;
     this.#hubOptions = options.hubs;
     this.#makeHubs = p.hubs;
+    if (options.meters !== undefined && !(options.meters instanceof MeterRegistry)) {
+      throw new InvalidArgumentError("meters must be a registry made by createMeterRegistry()");
+    }
+    this.meters = options.meters ?? globalMeters;
     const broker = chooseBroker(options, p);
     const logger = loggerOf(options.logger);
     const { connectWaitMs } = options;
@@ -145,6 +158,7 @@ class JetStreamSync implements Sync {
     this.#host = {
       namespace,
       connector: this.#connector,
+      meters: this.meters,
       hub: <T>(topic: Topic<T>, tenantId: string | undefined) => this.hubs().get(topic, tenantId),
       process: async (rt, o, h) => this.#track(await (workers ?? missing("topic.process()")).process(rt, o, h)),
       deadLetters: (rt, c) => (workers ?? missing("topic.deadLetters()")).deadLetters(rt, c),
@@ -154,7 +168,7 @@ class JetStreamSync implements Sync {
   /** @internal This Sync's hubs, made on first use by the platform's hub module. */
   hubs(): HubSet {
     if (!this.#makeHubs) missing("topic.hub()");
-    this.#hubs ??= this.#makeHubs(this.#hubOptions);
+    this.#hubs ??= this.#makeHubs(this.#hubOptions, this.meters);
     return this.#hubs;
   }
 
@@ -287,6 +301,11 @@ export function createCoreSync(platform: CorePlatform, options: SyncOptions = {}
 export function publishesPending(sync: CoreSync, nc: NatsConnection): number {
   if (!(sync instanceof JetStreamSync)) throw new InvalidArgumentError("not a Sync made by createSync()");
   return sync.publishesPending(nc);
+}
+
+/** @internal The meter registry of a Sync made by `createSync()`; undefined for another Sync. */
+export function metersOf(sync: CoreSync): MeterRegistry | undefined {
+  return sync instanceof JetStreamSync ? sync.meters : undefined;
 }
 
 /** @internal The hubs of a Sync made by an entry point (what `hubRegistryOf()` reads). */

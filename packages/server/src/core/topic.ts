@@ -30,12 +30,15 @@ import { decodeEvent } from "./decode-event.js";
 import { publishHeaderPrefix } from "./publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
 import { TOPIC_RUNTIME, type TopicHandles, type TopicRuntime } from "./runtime.js";
+import type { MeterRegistry } from "../observe/meters.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
 
 /** What a topic needs from its Sync. */
 export interface TopicHost {
   namespace: string;
   connector: Connector;
+  /** Where the topic's publishes and workers record metrics. */
+  meters: MeterRegistry;
   maxFileStore?: number;
   hub<T>(topic: Topic<T>, tenantId: string | undefined): Hub<T>;
   process<T>(rt: TopicRuntime, options: ProcessOptions, handler: (e: ProcessEvent<T>) => Promise<void> | void): Promise<Worker>;
@@ -66,6 +69,10 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     this.#names = topicNames(host.namespace, options.id);
     this.#prefix = cursorPrefix({ namespace: this.namespace, topic: this.id, incarnation: "" });
     this.#sendContext = this.#makeSendContext();
+  }
+
+  get meters(): MeterRegistry {
+    return this.#host.meters;
   }
 
   get requestTimeoutMs(): number {
@@ -236,6 +243,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
       stream: this.#names.stream,
       headerPrefix: publishHeaderPrefix(this.#names.stream),
       attributes: { topic: this.options.id },
+      meters: this.#host.meters,
       requestTimeoutMs: this.#host.connector.requestTimeoutMs,
       deadlineMs: Math.min(this.#host.connector.publishTimeoutMs, this.options.dedupeWindowMs),
       ready: () => this.ready(),

@@ -9,7 +9,7 @@ import type { Sync } from "../core/types.js";
 import { HubRegistry } from "./registry.js";
 
 /** @internal Makes the hubs of one Sync. */
-export const hubRegistries: SyncPlatform["hubs"] = (options) => new HubRegistry(options);
+export const hubRegistries: SyncPlatform["hubs"] = (options, meters) => new HubRegistry(options, meters);
 
 /** The hub registry of a Sync (created on first use). */
 export function hubRegistryOf(sync: Sync): HubRegistry {

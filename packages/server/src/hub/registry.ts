@@ -19,7 +19,7 @@ import { Limiter } from "./limit.js";
 import { HubStats } from "./stats.js";
 import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
-import { observeHubs } from "../observe/bridge-meter.js";
+import { globalMeters, type MeterRegistry } from "../observe/meters.js";
 import { eventSizer, sizeOnce } from "./size-estimate.js";
 import type { BatchHub, HubProgress, SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
 
@@ -63,7 +63,11 @@ export class HubRegistry implements SubscriberHost {
   readonly #headReadSpacingMs: number;
   #closed = false;
 
-  constructor(options: HubRegistryOptions = {}) {
+  /**
+   * @param meters where `tidemark_hub_followers` is reported (a Sync passes its own).
+   *   @default the process default, on the global MeterProvider
+   */
+  constructor(options: HubRegistryOptions = {}, meters: MeterRegistry = globalMeters) {
     const s = { ...defaults, ...options };
     for (const key of ["ringEvents", "ringBytes", "maxBackfillSequences", "watermarkIntervalMs", "windowPollMs", "maxCatchUps", "feedBacklogBytes", "headReadSpacingMs"] as const) {
       if (!Number.isSafeInteger(s[key]) || s[key] < 0) {
@@ -85,7 +89,7 @@ export class HubRegistry implements SubscriberHost {
     const sizeOf = sizeOnce(options.sizeOf ?? eventSizer());
     this.#settings = { ...s, sizeOf, backlogSequences: Math.max(s.maxBackfillSequences, FEED_BACKLOG_SEQUENCES), backlogBytes: s.feedBacklogBytes };
     this.#watch = new WindowWatch(s.windowPollMs, () => this.#followers);
-    this.#unobserve = observeHubs(() => this.followerCount);
+    this.#unobserve = meters.observeHubs(() => this.followerCount);
   }
 
   /** The shared hub of (topic, tenant). Cheap: the follower starts with the first subscriber. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerUnavailableError, ErrorCode, RetentionGapError } from "@tidemark/shared";
+import { BrokerUnavailableError, ErrorCode, InvalidArgumentError, RetentionGapError } from "@tidemark/shared";
 import { BROKER_RETRY, BrokerRetry } from "./retry.js";
 
 const trouble = () => new BrokerUnavailableError("request timed out");
@@ -78,7 +78,7 @@ describe("broker retry", () => {
   });
 
   it("broker retry - refuses nonsense settings", () => {
-    expect(() => new BrokerRetry({ budgetMs: -1 })).toThrow(RangeError);
-    expect(() => new BrokerRetry({ backoff: { baseMs: 0, maxMs: 1 } })).toThrow(RangeError);
+    expect(() => new BrokerRetry({ budgetMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new BrokerRetry({ backoff: { baseMs: 0, maxMs: 1 } })).toThrow(InvalidArgumentError);
   });
 });

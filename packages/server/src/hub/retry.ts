@@ -4,7 +4,7 @@
  * backoff, until it has gone `budgetMs` without progress. Then the error is passed on marked as
  * retried (`retriedMs`), and no layer above retries it again: budgets never stack.
  */
-import { backoffDelay, BrokerUnavailableError, ErrorCode, isTidemarkError, type Backoff } from "@tidemark/shared";
+import { backoffDelay, BrokerUnavailableError, ErrorCode, InvalidArgumentError, isTidemarkError, type Backoff } from "@tidemark/shared";
 
 /** @internal Settings of a {@link BrokerRetry}. */
 export interface BrokerRetryOptions {
@@ -54,7 +54,7 @@ export class BrokerRetry {
 
   constructor(options: BrokerRetryOptions = {}) {
     this.#options = { ...defaults, ...options };
-    if (!(this.#options.budgetMs >= 0)) throw new RangeError("broker retry: budgetMs must be >= 0");
+    if (!(this.#options.budgetMs >= 0)) throw new InvalidArgumentError("broker retry: budgetMs must be >= 0");
     backoffDelay(0, this.#options.backoff, () => 0); // validates the backoff once
   }
 

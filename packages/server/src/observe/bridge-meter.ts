@@ -1,10 +1,10 @@
 /**
  * The bridge's gauges and counters as OpenTelemetry observable instruments, read from the same
  * `BridgeMetrics` that renders `/metrics`, so both report the same numbers under the same names.
- * Several bridges of one process are summed. Hub followers are reported by the hub registries.
+ * The bridges of one meter registry (`meters.ts`) are summed. Hub followers are reported by the
+ * hub registries.
  */
 import type { Attributes, BatchObservableCallback, Meter, Observable } from "@opentelemetry/api";
-import { instruments } from "./meter.js";
 
 /** What one bridge reports. Counters and gauges as in `/metrics`; labelled ones as records. */
 export interface BridgeSnapshot {
@@ -35,33 +35,11 @@ const COUNTERS: Record<string, string> = {
   tidemark_bridge_errors: "Error frames sent, by code.",
 };
 
-const sources = new Set<() => BridgeSnapshot>();
-/** Follower counts of the hub registries (one per Sync, and a bridge's own without a Sync). */
-const hubSources = new Set<() => number>();
-let registered: Meter | undefined;
-
-/** Reports a bridge until the returned function is called. */
-export function observeBridge(snapshot: () => BridgeSnapshot): () => void {
-  register();
-  sources.add(snapshot);
-  return () => void sources.delete(snapshot);
-}
-
 /**
- * Reports the followers of a hub registry as `tidemark_hub_followers` until the returned function
- * is called. Registries report themselves, so hubs used without a bridge count, and two bridges on
- * one Sync count its followers once.
+ * Registers the observable instruments on `meter`, read at each collection from the bridges and
+ * hub registries in the two sets (live views: a source added later is read from then on).
  */
-export function observeHubs(followers: () => number): () => void {
-  register();
-  hubSources.add(followers);
-  return () => void hubSources.delete(followers);
-}
-
-function register(): void {
-  const { meter } = instruments();
-  if (registered === meter) return;
-  registered = meter;
+export function bridgeObservables(meter: Meter, sources: ReadonlySet<() => BridgeSnapshot>, hubSources: ReadonlySet<() => number>): void {
   const observables = new Map<string, Observable>();
   for (const [name, description] of Object.entries(GAUGES)) observables.set(name, meter.createObservableGauge(name, { description }));
   for (const [name, description] of Object.entries(COUNTERS)) observables.set(name, meter.createObservableCounter(name, { description }));

@@ -6,7 +6,7 @@
  * Names are the Prometheus names of the bridge's `/metrics` endpoint, without the `_total` that
  * a Prometheus exporter appends to counters; durations are in seconds (unit `s`).
  */
-import { metrics, ValueType, type Attributes, type Counter, type Histogram, type Meter, type MeterProvider } from "@opentelemetry/api";
+import { ValueType, type Attributes, type Counter, type Histogram, type Meter } from "@opentelemetry/api";
 
 /** Buckets of every duration histogram, in seconds (the bridge's lag buckets). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -20,20 +20,12 @@ export interface Instruments {
   deliveryLag: Histogram;
 }
 
-let cached: { provider: MeterProvider; instruments: Instruments } | undefined;
-
-/** The instruments of the registered MeterProvider (made once per provider). */
-export function instruments(): Instruments {
-  const provider = metrics.getMeterProvider();
-  if (cached?.provider !== provider) cached = { provider, instruments: make(provider.getMeter("@tidemark/server")) };
-  return cached.instruments;
-}
-
 function seconds(meter: Meter, name: string, description: string): Histogram {
   return meter.createHistogram(name, { description, unit: "s", advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
 }
 
-function make(meter: Meter): Instruments {
+/** The instruments on `meter` (a MeterRegistry, `meters.ts`, makes them once per provider). */
+export function makeInstruments(meter: Meter): Instruments {
   const counter = (name: string, description: string) => meter.createCounter(name, { description, valueType: ValueType.INT });
   return {
     meter,
@@ -48,11 +40,4 @@ function make(meter: Meter): Instruments {
 /** Records a duration in seconds since `startedMs` (performance.now()). */
 export function recordSince(h: Histogram, startedMs: number, attributes: Attributes): void {
   h.record(Math.max(0, performance.now() - startedMs) / 1000, attributes);
-}
-
-/** One finished handler call of a `process()` worker. */
-export function recordAttempt(topic: string, consumer: string, tookMs: number, outcome: "ack" | "retry" | "dead_letter"): void {
-  const m = instruments();
-  m.handlerDuration.record(tookMs / 1000, { topic, consumer });
-  m.attempts.add(1, { topic, consumer, outcome });
 }

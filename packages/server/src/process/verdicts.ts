@@ -8,7 +8,6 @@ import type { TidemarkEvent } from "@tidemark/shared";
 import { encodeDeadLetter, type DeadLetterRecord } from "./dead-letter-record.js";
 import { retryDelay } from "./options.js";
 import type { WorkerContext } from "./worker-context.js";
-import { instruments } from "../observe/meter.js";
 
 /** Shortest delay before a delivery whose dead letter could not be stored comes back. */
 export const DEAD_LETTER_RETRY_MS = 1_000;
@@ -67,7 +66,7 @@ export async function storeDeadLetter(
     sendVerdict(() => h.msg.nak(Math.max(DEAD_LETTER_RETRY_MS, retryDelay(options.declaration.backoffMs, attempts))));
     return;
   }
-  instruments().deadLetters.add(1, { topic: runtime.options.id, consumer: options.consumer });
+  runtime.meters.instruments().deadLetters.add(1, { topic: runtime.options.id, consumer: options.consumer });
   if (h.source === "redrive") await removeRedriven(ctx, h.msg);
   sendVerdict(() => h.msg.term());
 }

@@ -13,7 +13,6 @@ import { removeRedriven, sendVerdict, storeDeadLetter, type Held, type SourceKin
 import { stopTimeout, stopTimeoutError, withDeadline, type HandlerRun, type WorkerStopOptions } from "./stopping.js";
 import { LeaseKeeper } from "./lease.js";
 import { inHandlerSpan } from "../observe/trace.js";
-import { recordAttempt } from "../observe/meter.js";
 
 /** Longest wait of one pull request; an idle worker sends one per source this often. */
 const FETCH_EXPIRES_MS = 5_000;
@@ -249,7 +248,7 @@ export class ProcessWorker<T> implements Worker {
         failure = { error };
       }
       const took = performance.now() - started;
-      recordAttempt(span.topic, this.consumer, took, !failure ? "ack" : attempt < maxAttempts ? "retry" : "dead_letter");
+      this.#ctx.runtime.meters.recordAttempt(span.topic, this.consumer, took, !failure ? "ack" : attempt < maxAttempts ? "retry" : "dead_letter");
       this.#avgHandlerMs = Number.isNaN(this.#avgHandlerMs) ? took : this.#avgHandlerMs * 0.9 + took * 0.1;
       if (!failure) {
         if (h.source === "redrive") await removeRedriven(this.#ctx, h.msg);

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { createSync, type Sync } from "../../src/index.js";
-import { eventStreamPrefix } from "../../src/core/broker-names.js";
+import { eventStreamPrefix } from "../../src/internal.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 
 /** Names of the event streams of `namespace` on `server`, read with a raw connection. */

@@ -3,7 +3,7 @@
  * the events before an error, `break` and abort releasing the source (its consumer).
  */
 import { describe, expect, it } from "vitest";
-import { BatchedEvents } from "../../src/core/batched-events.js";
+import { BatchedEvents } from "../../src/internal.js";
 
 /** A batch source like a consumer pass: records whether its `finally` (the release) ran. */
 function source(batches: number[][], fail?: Error) {

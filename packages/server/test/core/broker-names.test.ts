@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createSync } from "../../src/index.js";
-import { brokerNames } from "../../src/core/broker-names.js";
+import { brokerNames } from "../../src/internal.js";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 
 describe("broker names", () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { CursorMismatchError, InvalidArgumentError, InvalidCursorError } from "../../src/index.js";
 import { Kvm } from "@nats-io/kv";
-import { checkpointBucket, checkpointKey } from "../../src/core/broker-names.js";
+import { checkpointBucket, checkpointKey } from "../../src/internal.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

@@ -6,8 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { headers } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { decodeDelivered } from "../../src/core/decode-delivered.js";
-import { runtimeOf } from "../../src/core/topic.js";
+import { decodeDelivered, runtimeOf } from "../../src/internal.js";
 import { collect, delivered, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { isDeepStrictEqual } from "node:util";
 import { cursorPrefix, cursorWithPrefix, eventIdFor, type TidemarkEvent } from "@tidemark/shared";
-import { decodeEvent } from "../../src/core/decode-event.js";
+import { decodeEvent } from "../../src/internal.js";
 
 /** The construction decodeEvent must match: parse the body, then build the object field by field. */
 function reference(incarnation: string, prefix: string, seq: number, body: string): TidemarkEvent {

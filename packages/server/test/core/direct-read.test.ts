@@ -7,10 +7,7 @@
  */
 import { describe, it, expect } from "vitest";
 import { RetentionGapError } from "../../src/index.js";
-import { featuresOf } from "../../src/broker/features.js";
-import { topicNames } from "../../src/core/broker-names.js";
-import { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "../../src/core/direct-read.js";
-import type { TopicRuntime } from "../../src/core/runtime.js";
+import { featuresOf, topicNames, DIRECT_READ_MAX, DIRECT_SINGLE_MAX, type TopicRuntime } from "../../src/internal.js";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 

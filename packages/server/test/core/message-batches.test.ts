@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { QueuedIteratorImpl } from "@nats-io/nats-core/internal";
 import { jetstream } from "@nats-io/jetstream";
-import { MessageBatches } from "../../src/core/message-batches.js";
+import { MessageBatches } from "../../src/internal.js";
 import { monitor } from "@tidemark/testing";
 import { collect, useCoreFixture } from "./fixture.js";
 

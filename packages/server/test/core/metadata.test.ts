@@ -5,10 +5,7 @@
  */
 import { describe, it, expect } from "vitest";
 import { findNatsServer, natsServerVersion, ResourceDriftError } from "../../src/index.js";
-import { resolveTopicOptions } from "../../src/core/options.js";
-import { eventStreamConfig, deadLetterStreamConfig } from "../../src/core/streams.js";
-import { topicNames } from "../../src/core/broker-names.js";
-import { featuresOf } from "../../src/broker/features.js";
+import { resolveTopicOptions, eventStreamConfig, deadLetterStreamConfig, topicNames, featuresOf } from "../../src/internal.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

@@ -3,7 +3,7 @@
  * the expected stream that keeps an event out of any other stream holding the topic's subjects.
  */
 import { describe, expect, it } from "vitest";
-import { runtimeOf } from "../../src/core/topic.js";
+import { runtimeOf } from "../../src/internal.js";
 import { useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

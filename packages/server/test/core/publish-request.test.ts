@@ -7,11 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { ClosedConnectionError, headers as natsHeaders, TimeoutError } from "@nats-io/nats-core";
 import { BrokerUnavailableError, createSync, InternalError } from "../../src/index.js";
-import { runtimeOf } from "../../src/core/topic.js";
-import { ConnectionDrops } from "../../src/core/connection-drops.js";
-import { isNoResponders, isTransient, jsErrorCode, mapNatsError } from "../../src/core/errors.js";
-import { PublishRequests } from "../../src/core/publish-request.js";
-import { publishesPending } from "../../src/core/sync.js";
+import { runtimeOf, ConnectionDrops, isNoResponders, isTransient, jsErrorCode, mapNatsError, PublishRequests, publishesPending } from "../../src/internal.js";
 import { freeze, startTestNats, thaw, uniqueNamespace } from "@tidemark/testing";
 import { useCoreFixture } from "./fixture.js";
 

@@ -3,18 +3,13 @@
  * failures are retried with that id until the deadline (`publishTimeoutMs`).
  */
 import { describe, it, expect } from "vitest";
-import { BrokerUnavailableError, createSync, ErrorCode } from "../../src/index.js";
+import { BrokerUnavailableError, createMeterRegistry, createSync, ErrorCode } from "../../src/index.js";
 import { freeze, thaw } from "@tidemark/testing";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 import { collect } from "./fixture.js";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { confirmStreamGone, sendWithRetry, type SendContext } from "../../src/core/publish.js";
-import { publishHeaderPrefix } from "../../src/core/publish-headers.js";
-import { PublishRequests } from "../../src/core/publish-request.js";
-import { ConnectionDrops } from "../../src/core/connection-drops.js";
-import { mapNatsError } from "../../src/core/errors.js";
-import type { TopicHandles } from "../../src/core/runtime.js";
+import { confirmStreamGone, sendWithRetry, type SendContext, publishHeaderPrefix, PublishRequests, ConnectionDrops, mapNatsError, type TopicHandles } from "../../src/internal.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -150,6 +145,7 @@ describe("publish retries", () => {
         stream: "ELECTING",
         headerPrefix: publishHeaderPrefix("ELECTING"),
         attributes: { topic: "electing" },
+        meters: createMeterRegistry(),
         requestTimeoutMs: 2_000,
         deadlineMs: 8_000,
         ready: () => Promise.resolve(handles),

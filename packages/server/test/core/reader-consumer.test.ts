@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { topicNames } from "../../src/core/broker-names.js";
+import { topicNames } from "../../src/internal.js";
 import { useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

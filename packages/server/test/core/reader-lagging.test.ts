@@ -15,7 +15,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { monitor, startTestCluster, uniqueNamespace, until } from "@tidemark/testing";
 import { BrokerUnavailableError, createSync, type TidemarkEvent } from "../../src/index.js";
-import { topicNames } from "../../src/core/broker-names.js";
+import { topicNames } from "../../src/internal.js";
 import { collect } from "./fixture.js";
 
 type Jsz = { meta_cluster?: { leader?: string } };

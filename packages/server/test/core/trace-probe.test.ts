@@ -5,8 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { headers, type MsgHdrs } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { traceableHeaders } from "../../src/core/trace-probe.js";
-import { runtimeOf } from "../../src/core/topic.js";
+import { traceableHeaders, runtimeOf } from "../../src/internal.js";
 import { delivered, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();

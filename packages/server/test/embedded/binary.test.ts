@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, ErrorCode, findNatsServer, NatsServerNotFoundError } from "../../src/index.js";
-import { toolsSearchDirs } from "../../src/embedded/binary.js";
+import { toolsSearchDirs } from "../../src/internal.js";
 import { uniqueNamespace } from "@tidemark/testing";
 
 describe("embedded nats-server binary", () => {

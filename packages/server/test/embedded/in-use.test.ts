@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
-import { EmbeddedNatsError, startEmbeddedNats } from "../../src/embedded/server.js";
-import { DataDirInUseError } from "../../src/embedded/stale.js";
+import { DataDirInUseError } from "../../src/internal.js";
+import { EmbeddedNatsError, startEmbeddedNats } from "../../src/index.js";
 
 describe("embedded data dir", () => {
   it("embedded - a second start on a data dir in use is refused and leaves the running server alone", async () => {

@@ -4,8 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSync, findNatsServer, startEmbeddedNats } from "../../src/index.js";
-import { renderNatsConfig } from "../../src/embedded/config.js";
-import { stopStaleServer } from "../../src/embedded/stale.js";
+import { renderNatsConfig, stopStaleServer } from "../../src/internal.js";
 import { uniqueNamespace } from "@tidemark/testing";
 import { alive, gone } from "./fixtures/run.js";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ErrorCode, createNodeBridge, createSync, serveBridge } from "../../src/index.js";
 import { until } from "@tidemark/testing";
-import { alive } from "../../src/embedded/stale.js";
+import { alive } from "../../src/internal.js";
 import { uniqueNamespace } from "@tidemark/testing";
 import { Publisher, faultTopicOptions, startSubscribers } from "./fixture.js";
 import { tally } from "./subscriber.js";

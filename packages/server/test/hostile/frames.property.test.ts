@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
-import { MAX_CURSOR_LENGTH, type ClientFrame } from "@tidemark/shared";
-import { ProtocolError, parseClientFrame } from "../../src/bridge/frames.js";
+import { MAX_CURSOR_LENGTH, ProtocolError, type ClientFrame } from "@tidemark/shared";
+import { parseClientFrame } from "../../src/internal.js";
 
 /** The parsed frame, or the ProtocolError; anything else thrown fails the property. */
 function parseOrTyped(text: string): ClientFrame | ProtocolError {

@@ -6,7 +6,7 @@
  *   node --conditions=@tidemark/source --import tsx packages/server/test/hostile/size-estimate-cost.ts
  */
 import type { TidemarkEvent } from "@tidemark/shared";
-import { eventSizer, sizeOnce } from "../../src/hub/size-estimate.js";
+import { eventSizer, sizeOnce } from "../../src/internal.js";
 
 const payloads: Record<string, () => unknown> = {
   "record (110 B)": () => ({ itemId: "item-123456", kind: "stock", count: 17, at: "2026-12-02T06:30:00Z", by: { id: "u-42", name: "Ada" } }),

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { decodeCursor } from "@tidemark/shared";
-import { tokenAuthenticator, type TokenPrincipal } from "../../src/auth/index.js";
+import { tokenAuthenticator, type TokenPrincipal } from "../../src/index.js";
 import { TestClient } from "../bridge/client.js";
 import { useBridgeFixture } from "../bridge/fixture.js";
 

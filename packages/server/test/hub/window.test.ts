@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Topic } from "../../src/index.js";
-import { readWindow } from "../../src/hub/window.js";
+import { readWindow } from "../../src/internal.js";
 import { useCoreFixture } from "../core/fixture.js";
 import { firstRetained, pushWindow, spyTopic } from "./fixture.js";
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metrics } from "@opentelemetry/api";
 import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { createMeterRegistry } from "../../src/index.js";
 import { ownTenants, useBridgeFixture } from "../bridge/fixture.js";
-import "../../src/process/index.js";
 
 /** A reader the test collects from on demand. */
 class TestReader extends MetricReader {
@@ -24,8 +24,8 @@ interface Point {
   value: number | { count: number; sum?: number };
 }
 
-async function points(name: string): Promise<Point[]> {
-  const { resourceMetrics }: { resourceMetrics: ResourceMetrics } = await reader.collect();
+async function points(name: string, from: MetricReader = reader): Promise<Point[]> {
+  const { resourceMetrics }: { resourceMetrics: ResourceMetrics } = await from.collect();
   const found = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).filter((m) => m.descriptor.name === name);
   return found.flatMap((m) => m.dataPoints as unknown as Point[]);
 }
@@ -114,5 +114,34 @@ describe("metrics", () => {
     expect(text).toMatch(/^tidemark_bridge_delivery_lag_seconds_bucket\{le="\+Inf"\} 12$/m);
     expect(sum(await points("tidemark_bridge_delivery_lag_seconds")) - lagBefore).toBe(12);
     expect(sum(await points("tidemark_bridge_events_delivered")) - deliveredBefore).toBe(12);
+  });
+
+  it("metrics - a Sync given its own meter registry records there, and so do its hubs, workers and a bridge on it; none of it reaches the global provider", async () => {
+    const own = new TestReader();
+    const meters = createMeterRegistry({ meterProvider: new MeterProvider({ readers: [own] }) });
+    const sync = fx.sync({ meters });
+    const topic = sync.topic<number>({ id: "apart" });
+    const run = await fx.start({ topics: [{ topic, authorize: ownTenants }] }, sync);
+    const client = await run.connect("alice");
+    const { hub } = await client.subscribe({ id: "s", topic: "apart", tenantId: "a" });
+    await client.next((f) => f.type === "caught_up");
+    await topic.publish({ data: 1, tenantId: "a" });
+    await client.events(String(hub), 1);
+    const worker = await topic.process({ consumer: "apart-w", start: "earliest", delivery: { maxAttempts: 2, backoffMs: [20] } }, () => {
+      throw new Error("no");
+    });
+    await until(async () => sum(await points("tidemark_worker_dead_letters", own), { consumer: "apart-w" }) === 1, 10_000, "a dead letter in the own registry");
+    await worker.stop();
+
+    expect(sum(await points("tidemark_publish_duration_seconds", own), { topic: "apart" })).toBe(1);
+    expect(sum(await points("tidemark_worker_attempts", own), { consumer: "apart-w" })).toBe(2);
+    expect(sum(await points("tidemark_bridge_connections", own))).toBe(1);
+    expect(sum(await points("tidemark_hub_followers", own))).toBe(1);
+    expect(sum(await points("tidemark_bridge_events_delivered", own))).toBe(1);
+    expect(sum(await points("tidemark_bridge_delivery_lag_seconds", own))).toBe(1);
+
+    expect(sum(await points("tidemark_publish_duration_seconds"), { topic: "apart" })).toBe(0);
+    expect(sum(await points("tidemark_worker_attempts"), { consumer: "apart-w" })).toBe(0);
+    expect(sum(await points("tidemark_worker_dead_letters"), { consumer: "apart-w" })).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import { context, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { runtimeOf } from "../../src/core/topic.js";
+import { runtimeOf } from "../../src/internal.js";
 import { until, useProcessFixture } from "../process/fixture.js";
 
 const fx = useProcessFixture();

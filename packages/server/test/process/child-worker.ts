@@ -3,7 +3,6 @@
  * the TIDEMARK_TEST_WORKER environment variable (JSON); prints one JSON line per step.
  */
 import { createSync, type ProcessOptions, type TopicOptions } from "../../src/index.js";
-import "../../src/process/index.js";
 
 export interface ChildConfig {
   url: string;

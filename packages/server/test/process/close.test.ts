@@ -1,6 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { runtimeOf } from "../../src/core/topic.js";
-import { durableName } from "../../src/core/broker-names.js";
+import { runtimeOf, durableName } from "../../src/internal.js";
 import { useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();

@@ -2,9 +2,7 @@
 import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Sync, Topic, TopicOptions } from "../../src/index.js";
-import "../../src/process/index.js";
-import { runtimeOf } from "../../src/core/topic.js";
-import { durableName } from "../../src/core/broker-names.js";
+import { runtimeOf, durableName } from "../../src/internal.js";
 import { uniqueNamespace, type TestNats } from "@tidemark/testing";
 import { useCoreFixture } from "../core/fixture.js";
 

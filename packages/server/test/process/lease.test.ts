@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ResourceDriftError, type ProcessOptions, type TopicOptions } from "../../src/index.js";
-import { runtimeOf } from "../../src/core/topic.js";
-import { claimSubject, durableName } from "../../src/core/broker-names.js";
-import { encodeDeclaration, type Declaration } from "../../src/process/options.js";
+import { runtimeOf, claimSubject, durableName, encodeDeclaration, type Declaration } from "../../src/internal.js";
 import { jetstream } from "@nats-io/jetstream";
 import { spawnWorker } from "./child.js";
 import { consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";

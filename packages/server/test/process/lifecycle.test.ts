@@ -7,9 +7,7 @@ import {
   type ProcessOptions,
 } from "../../src/index.js";
 import { jetstream } from "@nats-io/jetstream";
-import { runtimeOf } from "../../src/core/topic.js";
-import { claimSubject } from "../../src/core/broker-names.js";
-import { encodeDeclaration, type Declaration } from "../../src/process/options.js";
+import { runtimeOf, claimSubject, encodeDeclaration, type Declaration } from "../../src/internal.js";
 import { consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();

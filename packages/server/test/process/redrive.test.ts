@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runtimeOf } from "../../src/core/topic.js";
+import { runtimeOf } from "../../src/internal.js";
 import { ResourceDriftError, type ProcessOptions } from "../../src/index.js";
 import { collect, sleep, until, useProcessFixture } from "./fixture.js";
 

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createSync } from "../../src/index.js";
-import "../../src/process/index.js";
 import { startTestNats } from "@tidemark/testing";
 import { collect, sleep, until } from "./fixture.js";
 

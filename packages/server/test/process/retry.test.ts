@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProcessEvent } from "../../src/index.js";
 import { jetstream } from "@nats-io/jetstream";
-import { runtimeOf } from "../../src/core/topic.js";
+import { runtimeOf } from "../../src/internal.js";
 import { collect, consumerInfo, sleep, until, useProcessFixture } from "./fixture.js";
 
 const fx = useProcessFixture();

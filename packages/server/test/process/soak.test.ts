@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProcessOptions, TopicOptions } from "../../src/index.js";
-import { runtimeOf } from "../../src/core/topic.js";
+import { runtimeOf } from "../../src/internal.js";
 import { spawnWorker, type ChildWorker } from "./child.js";
 import { collect, consumerInfo, until, useProcessFixture } from "./fixture.js";
 

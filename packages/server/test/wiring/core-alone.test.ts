@@ -1,16 +1,14 @@
 /**
- * A deep import of the topic core alone: `createCoreSync()` on a transport, with no hub or
- * worker module. What it cannot do does not type-check (this file is part of `pnpm typecheck`),
+ * The topic core alone, through the internal entry: `createCoreSync()` on a transport, with no
+ * hub or worker module. What it cannot do does not type-check (this file is part of `pnpm typecheck`),
  * and importing the hub and worker modules does not add it behind the type's back.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { InvalidArgumentError } from "@tidemark/shared";
-import { createCoreSync, createSyncWith } from "../../src/core/sync.js";
-import type { CoreTopic, Topic } from "../../src/core/types.js";
-import { nodeTransport } from "../../src/transport/node.js";
-// Loaded for what they might register on import: they must register nothing.
-import "../../src/hub/index.js";
-import "../../src/process/index.js";
+import { createCoreSync, createSyncWith, nodeTransport, type CoreTopic } from "../../src/internal.js";
+// Loaded for what they might register on import (the internal entry loads the hub, worker and
+// bridge modules too): they must register nothing.
+import type { Topic } from "../../src/index.js";
 import "../../src/index.js";
 import { startTestNats, uniqueNamespace } from "@tidemark/testing";
 

@@ -1,7 +1,8 @@
 /**
  * The two public surfaces side by side. The rule: the edge entry exports everything the Node
  * entry does except what needs Node (the environment, the embedded nats-server, the Node HTTP
- * server, the CLI config), and adds only its WebSocket transport. Type exports count too.
+ * server, the CLI config), and adds only its WebSocket transport. Type exports count too. The
+ * names both share are listed once, in `src/common.ts`, which both entries re-export whole.
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -35,13 +36,22 @@ const NODE_ONLY = [
 /** Exported by the edge entry only: NATS over WebSocket, which Node reaches over TCP instead. */
 const EDGE_ONLY = ["EdgeSyncOptions", "websocketTransport", "NatsConnect", "NatsTransport"];
 
-/** Names an entry exports. Entries name every export (no `export *`), so the syntax is enough. */
+/**
+ * Names an entry exports. Every export is named in the syntax: the one `export *` allowed is of
+ * `common.ts`, the shared list, whose names are read the same way.
+ */
 function exportsOf(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest);
   const names: string[] = [];
   for (const statement of source.statements) {
     if (!ts.isExportDeclaration(statement)) continue;
     const clause = statement.exportClause;
+    if (!clause && ts.isStringLiteral(statement.moduleSpecifier!) && /(^|\/)common\.js$/.test(statement.moduleSpecifier.text)) {
+      const common = join(dirname(file), statement.moduleSpecifier.text.replace(/\.js$/, ".ts"));
+      if (common !== join(src, "common.ts")) throw new Error(`${file}: export * of ${common}, not the shared list`);
+      names.push(...exportsOf(common));
+      continue;
+    }
     if (!clause || !ts.isNamedExports(clause)) throw new Error(`${file}: export * hides the public surface`);
     names.push(...clause.elements.map((e) => e.name.text));
   }
