@@ -75,7 +75,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
   constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
     this.context = context;
     this.#out = new Outbound(context, socket, this);
-    this.#session = new Session<P>(context, this.#out, this, request, cookieToken, counted);
+    this.#session = new Session<P>(context, this, request, cookieToken, counted);
     // The first ping comes between half and one interval after the connection opened: sockets
     // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.
     this.#nextPingAt = Date.now() + context.options.heartbeatMs * (0.5 + Math.random() / 2);
@@ -125,6 +125,16 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
   /** Resolves once the send buffer has drained below half the bound (or the connection closed). */
   writable(): Promise<void> {
     return this.#out.writable();
+  }
+
+  /** Sends an `error` frame, then closes the connection (the session's refusals). */
+  refuse(code: ErrorCode, message: string, closeCode: CloseCode, limit?: LimitName): void {
+    this.#out.refuse(code, message, closeCode, limit);
+  }
+
+  /** The client broke the protocol: PROTOCOL_ERROR, then close 4400. */
+  protocolError(err: ProtocolError | Error): void {
+    this.#out.protocolError(err);
   }
 
   /** Runs `authenticate` again on the token (server-side revocation check). */

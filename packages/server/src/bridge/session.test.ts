@@ -15,8 +15,9 @@ interface User {
 }
 
 /**
- * A Session with a real Outbound over a recording socket; the host (the Connection's part) records
- * what the session asks of it: closes, ended subscriptions, reauthorizations.
+ * A Session whose host (the Connection's part) sends through a real Outbound over a recording
+ * socket and records what else the session asks of it: closes, ended subscriptions,
+ * reauthorizations.
  */
 /** Never called: a Session does not upgrade sockets. */
 const upgradeWebSocket = (() => {
@@ -52,10 +53,13 @@ function session(users: Record<string, User>) {
     async reauthorize() {
       calls.push("reauthorize");
     },
+    send: (text) => out.send(text),
+    refuse: (...args) => out.refuse(...args),
+    protocolError: (err) => out.protocolError(err),
   };
   const out = new Outbound(context, socket, host);
   const place = context.unauthenticated.add("127.0.0.1", { shed: () => {} })!;
-  const s = new Session<User>(context, out, host, new Request("http://127.0.0.1/ws"), undefined, place);
+  const s = new Session<User>(context, host, new Request("http://127.0.0.1/ws"), undefined, place);
   return { s, sent, calls, context };
 }
 

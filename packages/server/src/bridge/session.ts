@@ -2,9 +2,9 @@
  * @internal The authentication half of a connection, a part it owns: the connection's state
  * (state.ts: `new`, `open` with its principal and expiry, `expired`, `closed`), `hello`,
  * `refresh`, expiry and revocation, the per-principal and unauthenticated counts, and the
- * authorization epoch. It sends through the connection's Outbound and sees the connection only
- * as a `SessionHost` (its id, and what it does with its subscriptions), so it can be driven on
- * its own (session.test.ts). Subscriptions live in Connection.
+ * authorization epoch. It sees the connection only as a `SessionHost` (its id, sending through
+ * its Outbound, and what it does with its subscriptions), so it can be driven on its own
+ * (session.test.ts). Subscriptions live in Connection.
  */
 import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
 import { encode, ProtocolError } from "./frames.js";
@@ -14,8 +14,12 @@ import type { BridgeContext } from "./context.js";
 import { canMove, type ConnectionState, type StateKind } from "./state.js";
 import type { WaitingPlace } from "./unauthenticated.js";
 
-/** @internal What a Session asks of its connection. */
-export interface SessionHost {
+/**
+ * @internal What a Session asks of its connection: its id, sending (the connection's Outbound),
+ * and what it does with its subscriptions. One back-reference, not one per collaborator: every
+ * field here is paid at every socket.
+ */
+export interface SessionHost extends Pick<Outbound, "send" | "refuse" | "protocolError"> {
   /** The connection's id (welcome, logs). */
   readonly id: string;
   /** Authorizes every subscription again (the principal or its rights changed). */
@@ -27,13 +31,9 @@ export interface SessionHost {
 /** @internal What a Session uses of the bridge. */
 export type SessionContext<P> = Pick<BridgeContext<P>, "options" | "metrics" | "principals" | "unauthenticated" | "log" | "warnOnce">;
 
-/** @internal What a Session sends through (the connection's Outbound). */
-export type SessionOutbound = Pick<Outbound, "send" | "refuse" | "protocolError">;
-
 /** @internal */
 export class Session<P> {
   readonly #context: SessionContext<P>;
-  readonly #out: SessionOutbound;
   readonly #host: SessionHost;
   #state: ConnectionState<P>;
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
@@ -46,21 +46,20 @@ export class Session<P> {
    * added, so a revocation cannot be overtaken by a slow authorize that read the old rights.
    */
   #authEpoch = 0;
-  readonly #cookieToken: string | undefined;
+  /** The token to authenticate again with; before `hello`, the cookie's (if any). */
   #token: string | undefined;
   #principalKey: string | undefined;
   /** What the client is told of the principal (welcome, refreshed): see principal-id.ts. */
   #principalId: string | undefined;
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
-  constructor(context: SessionContext<P>, out: SessionOutbound, host: SessionHost, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
+  constructor(context: SessionContext<P>, host: SessionHost, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
     this.#context = context;
-    this.#out = out;
     this.#host = host;
     this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
     this.#request = request;
     this.#unauthenticated = counted;
-    this.#cookieToken = cookieToken;
+    this.#token = cookieToken;
   }
 
   /** Which state the connection is in. */
@@ -114,15 +113,15 @@ export class Session<P> {
 
   async hello(frame: HelloFrame): Promise<void> {
     if (this.state !== "new") {
-      this.#out.protocolError(new ProtocolError("hello was already sent"));
+      this.#host.protocolError(new ProtocolError("hello was already sent"));
       return;
     }
-    const token = frame.token ?? this.#cookieToken;
+    const token = frame.token ?? this.#token;
     const principal = await this.#authenticate(token);
     if (this.state !== "new") return;
     if (principal === undefined) {
       this.#context.metrics.bump(this.#context.metrics.rejected, "unauthorized");
-      this.#out.refuse(ErrorCode.Unauthorized, token ? "authentication failed" : "no token in hello or cookie", CloseCode.Unauthorized);
+      this.#host.refuse(ErrorCode.Unauthorized, token ? "authentication failed" : "no token in hello or cookie", CloseCode.Unauthorized);
       return;
     }
     const key = this.#takePrincipalSlot(principal);
@@ -139,7 +138,7 @@ export class Session<P> {
     this.#leaveUnauthenticated();
     if (this.#request instanceof Request) this.#request = keep(this.#request);
     const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.#context.options.limits;
-    this.#out.send(
+    this.#host.send(
       encode({
         type: "welcome",
         v: PROTOCOL_VERSION,
@@ -163,13 +162,13 @@ export class Session<P> {
     if (key === undefined) {
       this.#context.warnOnce("no_principal_key", "a principal has neither a string id nor sub: set the principalKey option; its connections are refused");
       this.#context.metrics.bump(this.#context.metrics.rejected, "no_principal_key");
-      this.#out.refuse(ErrorCode.Internal, "the server cannot identify this principal (no id or sub, and no principalKey option)", CloseCode.InternalError);
+      this.#host.refuse(ErrorCode.Internal, "the server cannot identify this principal (no id or sub, and no principalKey option)", CloseCode.InternalError);
       return undefined;
     }
     if (key === this.#principalKey) return key;
     if (!this.#context.principals.acquire(key)) {
       this.#context.metrics.bump(this.#context.metrics.rejected, "connections_per_principal");
-      this.#out.refuse(
+      this.#host.refuse(
         ErrorCode.LimitExceeded,
         `more than ${this.#context.options.limits.maxConnectionsPerPrincipal} connections for this principal`,
         CloseCode.TooManyConnections,
@@ -190,7 +189,7 @@ export class Session<P> {
     this.#token = frame.token;
     await this.#adopt(principal);
     if ((this.state as StateKind) === "closed") return;
-    this.#out.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
+    this.#host.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
   }
 
   /** Takes a (re)authenticated principal and authorizes every subscription again. */
@@ -225,7 +224,7 @@ export class Session<P> {
   #revoke(message: string): void {
     this.#context.metrics.bump(this.#context.metrics.rejected, "revoked");
     this.#host.endAll(ErrorCode.Unauthorized, message);
-    this.#out.refuse(ErrorCode.Unauthorized, message, CloseCode.Unauthorized);
+    this.#host.refuse(ErrorCode.Unauthorized, message, CloseCode.Unauthorized);
   }
 
   /** The token expired: subscriptions end; the client has `unauthenticatedTimeMs` to refresh. */
@@ -242,7 +241,7 @@ export class Session<P> {
     const state = this.#state;
     if ((state.kind === "new" || state.kind === "expired") && now > state.deadline) {
       this.#context.metrics.bump(this.#context.metrics.rejected, "unauthenticated_time");
-      this.#out.refuse(
+      this.#host.refuse(
         ErrorCode.Unauthorized,
         state.kind === "new" ? "no valid hello in time" : "the token expired and was not refreshed in time",
         CloseCode.Timeout,
