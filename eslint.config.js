@@ -44,8 +44,7 @@ const serverNodeFiles = [
   "packages/server/src/embedded/**",
   "packages/server/src/cli/**",
   "packages/server/src/transport/node.ts",
-  "packages/server/src/bridge/node.ts",
-  "packages/server/src/bridge/node-ws.ts",
+  "packages/server/src/bridge/node/**",
   "packages/server/src/node-sync.ts",
 ];
 

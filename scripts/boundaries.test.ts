@@ -75,6 +75,15 @@ describe("boundaries - layer imports", { timeout: 60_000 }, () => {
     expect((await lintProbe("packages/server/src/hub/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
   });
 
+  it("boundaries - the bridge's Node glue lives in bridge/node/; the rest of bridge/ imports no Node module", async () => {
+    const wsImport = 'import { WebSocketServer } from "ws";\nexport const W = WebSocketServer;\n';
+    const nodeImport = 'import type { Duplex } from "node:stream";\nexport type D = Duplex;\n';
+    for (const probe of [wsImport, nodeImport]) {
+      expect(await lintProbe("packages/server/src/bridge/node/__probe__.ts", probe)).toEqual([]);
+      expect((await lintProbe("packages/server/src/bridge/__probe__.ts", probe)).join("\n")).toMatch(/no-restricted-imports/);
+    }
+  });
+
   it("boundaries - the core imports nothing of the Node-only embedded/; broker/ imports neither of them", async () => {
     // EmbeddedNatsOptions and the version features live in broker/, which both sides import.
     const embeddedImport = 'import type { EmbeddedNatsOptions } from "../embedded/server.js";\nexport type O = EmbeddedNatsOptions;\n';

@@ -1,7 +1,7 @@
 /**
  * `createBridge()`: a Hono app that exposes hub and live subscriptions of chosen topics over
  * WebSockets, plus `/healthz`, `/readyz` and `/metrics`. Runtime-neutral: it takes the
- * runtime's `upgradeWebSocket` (Hono's contract); `node.ts` is the Node entry. This file wires
+ * runtime's `upgradeWebSocket` (Hono's contract); `node/serve.ts` is the Node entry. This file wires
  * the parts: resolved options (options.ts), the shared BridgeContext (context.ts), the
  * WebSocket route (ws-route.ts), the operations routes (routes.ts), the ticker (ticker.ts) and
  * the drain (drain.ts).
@@ -142,7 +142,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
       unobserve();
     },
   };
-  // For serveBridge's upgrade path (node.ts), off the public type.
+  // For serveBridge's upgrade path (node/serve.ts), off the public type.
   Object.defineProperty(bridge, WS_ROUTE, { value: wsRoute });
   return bridge;
 }

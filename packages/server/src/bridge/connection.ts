@@ -1,7 +1,9 @@
 /**
  * One WebSocket connection: the protocol (hello, subscribe, unsubscribe, refresh, heartbeats),
- * its limits and its subscriptions. Frames are handled one at a time, in order. Its state
- * (state.ts) changes only through `setState` (outbound.ts); the bridge's ticker calls `tick`.
+ * its limits and its subscriptions. Frames are handled one at a time, in order. It owns two
+ * parts, each seeing it through a small interface: its Session (session.ts: authentication,
+ * principal, expiry, the state of state.ts) and its Outbound (outbound.ts: sending, error
+ * frames, backpressure). The bridge's ticker calls `tick`.
  */
 import {
   CloseCode,
@@ -17,10 +19,12 @@ import type { ExposedTopic } from "./options.js";
 import { grants, refusal } from "./grant.js";
 import { encode, parseClientFrame } from "./frames.js";
 import { Subscription, type SubscriptionSink } from "./subscription.js";
-import { Session } from "./session.js";
+import { Session, type SessionHost } from "./session.js";
+import { Outbound, type OutboundHost } from "./outbound.js";
 import { TokenBucket } from "./rate.js";
 import type { BridgeContext } from "./context.js";
-import type { BridgeSocket } from "./socket.js";
+import type { BridgeSocket, FrameText } from "./socket.js";
+import type { StateKind } from "./state.js";
 import type { WaitingPlace } from "./unauthenticated.js";
 
 /** Frames a connection may have waiting to be handled before it is closed as a protocol error. */
@@ -32,8 +36,18 @@ const PONG = encode({ type: "pong" });
 /** The queue of an idle connection: one settled promise for all (most sockets are idle). */
 const IDLE: Promise<void> = Promise.resolve();
 
+let nextConnection = 0;
+const processTag = Math.random().toString(36).slice(2, 8);
+
 /** @internal */
-export class Connection<P = unknown> extends Session<P> implements SubscriptionSink<P> {
+export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost, OutboundHost {
+  /** A number, its id made when asked (logs, welcome): a string per socket costs ~32 bytes. */
+  readonly #number = nextConnection++;
+  readonly context: BridgeContext<P>;
+  /** Sending, error frames and backpressure. */
+  readonly #out: Outbound;
+  /** Authentication, principal, expiry and the connection's state. */
+  readonly #session: Session<P>;
   /** When the client last sent a frame. */
   #lastSeen = Date.now();
   /** When the next heartbeat ping is due. */
@@ -60,11 +74,73 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
   constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
-    super(context, socket, request, cookieToken, counted);
+    this.context = context;
+    this.#out = new Outbound(context, socket, this);
+    this.#session = new Session<P>(context, this, request, cookieToken, counted);
     // The first ping comes between half and one interval after the connection opened: sockets
     // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.
     this.#nextPingAt = Date.now() + context.options.heartbeatMs * (0.5 + Math.random() / 2);
     this.#subscribeRate = new TokenBucket(context.options.limits.subscribeRatePerSecond, Date.now());
+  }
+
+  /** The connection's id, unique in the process and across restarts (the process tag). */
+  get id(): string {
+    return `c${processTag}${this.#number.toString(36)}`;
+  }
+
+  /** Which state the connection is in (state.ts; kept by its Session). */
+  get state(): StateKind {
+    return this.#session.state;
+  }
+
+  get closed(): boolean {
+    return this.#session.state === "closed";
+  }
+
+  /** The authenticated principal while the connection is open. */
+  get principal(): P | undefined {
+    return this.#session.principal;
+  }
+
+  /** Token expiry (ms) of the principal while the connection is open. */
+  get expiresAt(): number | undefined {
+    return this.#session.expiresAt;
+  }
+
+  // ---- outbound (the SubscriptionSink, drain) ----
+
+  send(text: string): void {
+    this.#out.send(text);
+  }
+
+  /** Sends a frame shared with other connections (an event frame). */
+  sendFrame(frame: FrameText): void {
+    this.#out.sendFrame(frame);
+  }
+
+  /** False while the socket's send buffer is over the bound: events wait (hub) or drop (live). */
+  canSend(): boolean {
+    return this.#out.canSend();
+  }
+
+  /** Resolves once the send buffer has drained below half the bound (or the connection closed). */
+  writable(): Promise<void> {
+    return this.#out.writable();
+  }
+
+  /** Sends an `error` frame, then closes the connection (the session's refusals). */
+  refuse(code: ErrorCode, message: string, closeCode: CloseCode, limit?: LimitName): void {
+    this.#out.refuse(code, message, closeCode, limit);
+  }
+
+  /** The client broke the protocol: PROTOCOL_ERROR, then close 4400. */
+  protocolError(err: ProtocolError | Error): void {
+    this.#out.protocolError(err);
+  }
+
+  /** Runs `authenticate` again on the token (server-side revocation check). */
+  reauthenticate(): Promise<void> {
+    return this.#session.reauthenticate();
   }
 
   /**
@@ -75,7 +151,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
    * in one tick.
    */
   tick(now: number): void {
-    this.checkDeadlines(now);
+    this.#session.checkDeadlines(now);
     if (this.state === "new" || this.state === "closed") return;
     const heartbeatMs = this.context.options.heartbeatMs;
     if (now - this.#lastSeen > 2 * heartbeatMs) this.close(CloseCode.Timeout, "no heartbeat");
@@ -91,19 +167,19 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     if (this.state === "closed") return;
     this.#lastSeen = Date.now();
     if (typeof data !== "string") {
-      this.protocolError(new ProtocolError("binary frames are not part of the protocol"));
+      this.#out.protocolError(new ProtocolError("binary frames are not part of the protocol"));
       return;
     }
     const max = this.context.options.limits.maxFrameBytes;
     if (data.length > max || (data.length * 3 > max && utf8Length(data) > max)) {
-      this.refuse(ErrorCode.LimitExceeded, `frame over ${max} bytes`, CloseCode.FrameTooLarge, LimitName.FrameBytes);
+      this.#out.refuse(ErrorCode.LimitExceeded, `frame over ${max} bytes`, CloseCode.FrameTooLarge, LimitName.FrameBytes);
       return;
     }
     let frame: ClientFrame;
     try {
       frame = parseClientFrame(data);
     } catch (err) {
-      this.protocolError(err as ProtocolError);
+      this.#out.protocolError(err as ProtocolError);
       return;
     }
     // A heartbeat with nothing queued before it is handled at once: no promise chain for the
@@ -115,14 +191,14 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     // Frames wait their turn while an authorize call runs; a client that keeps sending
     // meanwhile must not queue without bound.
     if (++this.#inFlight > MAX_IN_FLIGHT) {
-      this.protocolError(new ProtocolError(`more than ${MAX_IN_FLIGHT} frames waiting to be handled`));
+      this.#out.protocolError(new ProtocolError(`more than ${MAX_IN_FLIGHT} frames waiting to be handled`));
       return;
     }
     this.#queue = this.#queue
       .then(() => this.#handle(frame))
       .catch((err) => {
         this.context.log("error", "frame handling failed", { connection: this.id, error: String(err) });
-        this.error(ErrorCode.Internal, "internal error");
+        this.#out.error(ErrorCode.Internal, "internal error");
       })
       .finally(() => {
         if (--this.#inFlight === 0) this.#queue = IDLE; // drops the settled chain
@@ -132,12 +208,12 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   async #handle(frame: ClientFrame): Promise<void> {
     if (this.state === "closed") return;
     if (this.state === "new" && frame.type !== "hello") {
-      this.protocolError(new ProtocolError(`expected hello first, got ${frame.type}`));
+      this.#out.protocolError(new ProtocolError(`expected hello first, got ${frame.type}`));
       return;
     }
     switch (frame.type) {
       case "hello":
-        return this.hello(frame);
+        return this.#session.hello(frame);
       case "subscribe":
         return this.#subscribe(frame);
       case "unsubscribe": {
@@ -147,7 +223,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
         return;
       }
       case "refresh":
-        return this.refresh(frame);
+        return this.#session.refresh(frame);
       case "ping":
         this.send(PONG);
         return;
@@ -160,7 +236,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
 
   /** Authorizes every subscription again; refused ones end with `unsubscribed` FORBIDDEN. */
   async reauthorize(): Promise<void> {
-    this.authEpoch++;
+    this.#session.rightsChanged();
     for (const sub of this.subs) {
       if (sub.stopped || this.state !== "open") continue;
       const allowed = grants(await this.#authorize(sub.topicName, sub.tenantId, sub.mode, sub.exposed), sub.tenantId);
@@ -168,7 +244,8 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     }
   }
 
-  protected endAll(code: ErrorCode, message: string): void {
+  /** Ends every subscription with `unsubscribed` and this code (the session's expiry, revocation). */
+  endAll(code: ErrorCode, message: string): void {
     for (const sub of this.subs) this.endSubscription(sub, code, message);
   }
 
@@ -186,7 +263,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
     const { id, topic, tenantId, mode, cursor } = frame;
     const refuse = (code: ErrorCode, message: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}) => {
       this.context.metrics.bump(this.context.metrics.rejected, extra.limit ?? code.toLowerCase());
-      this.error(code, message, id, extra);
+      this.#out.error(code, message, id, extra);
     };
     if (this.state !== "open") return refuse(ErrorCode.Unauthorized, "the token expired: send refresh first");
     if (this.#sub(id)) return refuse(ErrorCode.InvalidArgument, `subscription id ${JSON.stringify(id)} is already in use`);
@@ -217,13 +294,13 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
       }
     }
     let answer: unknown = false;
-    for (let epoch = -1; epoch !== this.authEpoch && this.state === "open"; ) {
-      epoch = this.authEpoch;
+    for (let epoch = -1; epoch !== this.#session.authEpoch && this.state === "open"; ) {
+      epoch = this.#session.authEpoch;
       answer = await this.#authorize(topic, tenantId, mode, exposed);
     }
     if (this.state !== "open") return;
     if (!grants(answer, tenantId)) {
-      this.context.log("info", "subscription forbidden", { connection: this.id, id, topic, tenantId, mode, principal: this.principalKey });
+      this.context.log("info", "subscription forbidden", { connection: this.id, id, topic, tenantId, mode, principal: this.#session.principalKey });
       return refuse(ErrorCode.Forbidden, refusal(answer, tenantId));
     }
     const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });
@@ -257,11 +334,7 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   close(code: number, reason: string): void {
     if (this.state === "closed") return;
     this.#cleanup();
-    try {
-      this.socket.close(code, reason.slice(0, 120));
-    } catch {
-      // already closed by the peer
-    }
+    this.#out.closeSocket(code, reason);
   }
 
   /** The socket closed (either side). */
@@ -270,10 +343,9 @@ export class Connection<P = unknown> extends Session<P> implements SubscriptionS
   }
 
   #cleanup(): void {
-    this.setState({ kind: "closed" });
+    this.#session.end();
     for (const sub of this.subs) this.#remove(sub);
-    this.releaseSession();
-    this.checkDrained();
+    this.#out.checkDrained();
     if (this.context.connections.delete(this)) this.context.metrics.connections--;
   }
 }

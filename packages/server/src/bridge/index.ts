@@ -1,8 +1,8 @@
 /** The WebSocket bridge: hub and live subscriptions of exposed topics, for browser tabs. */
 export { createBridge, expose } from "./bridge.js";
 export type { Bridge } from "./bridge.js";
-export { createNodeBridge, serveBridge } from "./node.js";
-export type { ServeBridgeOptions, BridgeServer } from "./node.js";
+export { createNodeBridge, serveBridge } from "./node/serve.js";
+export type { ServeBridgeOptions, BridgeServer } from "./node/serve.js";
 export { DEFAULT_LIMITS } from "./options.js";
 export { WHOLE_TOPIC } from "./grant.js";
 export type { WholeTopicGrant, AuthorizeResult } from "./grant.js";

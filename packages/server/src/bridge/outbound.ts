@@ -1,94 +1,86 @@
 /**
- * @internal The sending half of a connection and its state: replies, shared event frames,
- * backpressure (pause above `maxBufferedBytes`, resume below half of it), and `setState`, the
- * one place the connection's state changes. The protocol lives in Session and Connection.
+ * @internal The sending half of a connection, a part it owns: replies, shared event frames,
+ * error frames and refusals, and backpressure (pause above `maxBufferedBytes`, resume below half
+ * of it). It sees its connection only as an `OutboundHost` (its id for logs, whether it closed,
+ * and how to close it), so it can be driven on its own (outbound.test.ts).
  */
 import { CloseCode, ErrorCode, isTidemarkError, type LimitName, type ProtocolError } from "@tidemark/shared";
 import { encode } from "./frames.js";
 import type { BridgeContext } from "./context.js";
+import type { ResolvedBridgeOptions } from "./options.js";
+import type { Pausable } from "./backpressure.js";
 import type { BridgeSocket, FrameText } from "./socket.js";
-import { canMove, type ConnectionState, type StateKind } from "./state.js";
 
-let nextConnection = 0;
-const processTag = Math.random().toString(36).slice(2, 8);
+/** @internal What an Outbound uses of its connection. */
+export interface OutboundHost {
+  /** The connection's id, for logs. */
+  readonly id: string;
+  /** True once the connection closed: nothing more is sent. */
+  readonly closed: boolean;
+  /** Closes the connection (a refusal, a reader that does not read, a failed send). */
+  close(code: number, reason: string): void;
+}
 
-export abstract class Outbound<P> {
-  /** A number, its id made when asked (logs, welcome): a string per socket costs ~32 bytes. */
-  readonly #number = nextConnection++;
-  readonly context: BridgeContext<P>;
-  protected readonly socket: BridgeSocket;
-  #state: ConnectionState<P>;
+/** @internal What an Outbound uses of the bridge. */
+export type OutboundContext = Pick<BridgeContext<unknown>, "metrics" | "backpressure" | "log"> & { readonly options: Pick<ResolvedBridgeOptions<unknown>, "limits"> };
+
+/** @internal */
+export class Outbound implements Pausable {
+  readonly #context: OutboundContext;
+  readonly #socket: BridgeSocket;
+  readonly #host: OutboundHost;
   #paused: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(context: BridgeContext<P>, socket: BridgeSocket) {
-    this.context = context;
-    this.socket = socket;
-    this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
+  constructor(context: OutboundContext, socket: BridgeSocket, host: OutboundHost) {
+    this.#context = context;
+    this.#socket = socket;
+    this.#host = host;
   }
-
-  /** The connection's id, unique in the process and across restarts (the process tag). */
-  get id(): string {
-    return `c${processTag}${this.#number.toString(36)}`;
-  }
-
-  /** Which state the connection is in. */
-  get state(): StateKind {
-    return this.#state.kind;
-  }
-
-  /** The authenticated principal while the connection is open. */
-  get principal(): P | undefined {
-    return this.#state.kind === "open" ? this.#state.principal : undefined;
-  }
-
-  /** The connection's state with its data (deadline, principal, expiry). */
-  protected get current(): ConnectionState<P> {
-    return this.#state;
-  }
-
-  /** Moves to `next`: the only place the state changes. A transition the table does not list is a bug. */
-  protected setState(next: ConnectionState<P>): void {
-    if (!canMove(this.#state.kind, next.kind)) throw new Error(`connection ${this.id}: no transition from ${this.#state.kind} to ${next.kind}`);
-    this.#state = next;
-  }
-
-  abstract close(code: number, reason: string): void;
 
   send(text: string): void {
-    if (this.state === "closed") return;
+    if (this.#host.closed) return;
     // Replies (pong, unsubscribed, errors) do not wait for backpressure; a client that keeps
     // asking without reading would grow the buffer without bound, so past 4x it is closed.
-    if (this.socket.bufferedAmount > 4 * this.context.options.limits.maxBufferedBytes) {
-      this.close(CloseCode.Timeout, "not reading");
+    if (this.#socket.bufferedAmount > 4 * this.#context.options.limits.maxBufferedBytes) {
+      this.#host.close(CloseCode.Timeout, "not reading");
       return;
     }
     try {
-      this.socket.send(text);
+      this.#socket.send(text);
     } catch {
-      this.close(CloseCode.InternalError, "send failed");
+      this.#host.close(CloseCode.InternalError, "send failed");
     }
   }
 
   /** Sends a frame shared with other connections (an event frame). */
   sendFrame(frame: FrameText): void {
-    if (this.state === "closed") return;
+    if (this.#host.closed) return;
     try {
-      this.socket.sendFrame(frame);
+      this.#socket.sendFrame(frame);
     } catch {
-      this.close(CloseCode.InternalError, "send failed");
+      this.#host.close(CloseCode.InternalError, "send failed");
+    }
+  }
+
+  /** Closes the socket itself (the connection has released what it held). */
+  closeSocket(code: number, reason: string): void {
+    try {
+      this.#socket.close(code, reason.slice(0, 120));
+    } catch {
+      // already closed by the peer
     }
   }
 
   /** False while the socket's send buffer is over the bound: events wait (hub) or drop (live). */
   canSend(): boolean {
     if (this.#paused) return false;
-    if (this.socket.bufferedAmount <= this.context.options.limits.maxBufferedBytes) return true;
+    if (this.#socket.bufferedAmount <= this.#context.options.limits.maxBufferedBytes) return true;
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     this.#paused = { promise, resolve };
-    this.context.metrics.pausedConnections++;
-    this.context.metrics.backpressurePauses++;
-    this.context.backpressure.watch(this);
+    this.#context.metrics.pausedConnections++;
+    this.#context.metrics.backpressurePauses++;
+    this.#context.backpressure.watch(this);
     return false;
   }
 
@@ -97,35 +89,38 @@ export abstract class Outbound<P> {
     return this.#paused?.promise ?? Promise.resolve();
   }
 
-  /** @internal Called by the poller; true once the connection is no longer paused. */
+  /** @internal Called by the poller (and on close); true once no longer paused. */
   checkDrained(): boolean {
     if (!this.#paused) return true;
-    if (this.state !== "closed" && this.socket.bufferedAmount > this.context.options.limits.maxBufferedBytes / 2) return false;
+    if (!this.#host.closed && this.#socket.bufferedAmount > this.#context.options.limits.maxBufferedBytes / 2) return false;
     const paused = this.#paused;
     this.#paused = undefined;
-    this.context.metrics.pausedConnections--;
+    this.#context.metrics.pausedConnections--;
     paused.resolve();
     return true;
   }
 
   // ---- errors ----
 
-  protected error(code: ErrorCode, message: string, id?: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}): void {
-    this.context.metrics.bump(this.context.metrics.errors, code);
+  /** Sends an `error` frame (of a request when `id` is set) and counts it. */
+  error(code: ErrorCode, message: string, id?: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}): void {
+    this.#context.metrics.bump(this.#context.metrics.errors, code);
     this.send(encode({ type: "error", id, code, message, ...extra }));
   }
 
-  protected refuse(code: ErrorCode, message: string, closeCode: CloseCode, limit?: LimitName): void {
-    this.context.log(code === ErrorCode.LimitExceeded ? "warn" : "info", "connection refused", { connection: this.id, code, limit, reason: message });
+  /** Sends an `error` frame, then closes the connection with `closeCode`. */
+  refuse(code: ErrorCode, message: string, closeCode: CloseCode, limit?: LimitName): void {
+    this.#context.log(code === ErrorCode.LimitExceeded ? "warn" : "info", "connection refused", { connection: this.#host.id, code, limit, reason: message });
     this.error(code, message, undefined, limit ? { limit } : {});
-    this.close(closeCode, message);
+    this.#host.close(closeCode, message);
   }
 
-  protected protocolError(err: ProtocolError | Error): void {
+  /** The client broke the protocol: a PROTOCOL_ERROR frame, then close 4400. */
+  protocolError(err: ProtocolError | Error): void {
     const message = isTidemarkError(err) ? err.message : "protocol error";
-    this.context.metrics.bump(this.context.metrics.rejected, "protocol_error");
-    this.context.log("info", "protocol error", { connection: this.id, reason: message });
+    this.#context.metrics.bump(this.#context.metrics.rejected, "protocol_error");
+    this.#context.log("info", "protocol error", { connection: this.#host.id, reason: message });
     this.error(ErrorCode.ProtocolError, message);
-    this.close(CloseCode.ProtocolError, "protocol error");
+    this.#host.close(CloseCode.ProtocolError, "protocol error");
   }
 }

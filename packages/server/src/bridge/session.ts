@@ -1,18 +1,41 @@
 /**
- * @internal The authentication half of a connection: `hello`, `refresh`, expiry and
- * revocation, the per-principal and unauthenticated counts, and the authorization epoch.
- * Subscriptions live in Connection.
+ * @internal The authentication half of a connection, a part it owns: the connection's state
+ * (state.ts: `new`, `open` with its principal and expiry, `expired`, `closed`), `hello`,
+ * `refresh`, expiry and revocation, the per-principal and unauthenticated counts, and the
+ * authorization epoch. It sees the connection only as a `SessionHost` (its id, sending through
+ * its Outbound, and what it does with its subscriptions), so it can be driven on its own
+ * (session.test.ts). Subscriptions live in Connection.
  */
 import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, ProtocolError, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
 import { encode } from "./frames.js";
 import { keep, rebuild, type KeptRequest } from "./kept-request.js";
-import { Outbound } from "./outbound.js";
+import type { Outbound } from "./outbound.js";
 import type { BridgeContext } from "./context.js";
-import type { BridgeSocket } from "./socket.js";
-import type { StateKind } from "./state.js";
+import { canMove, type ConnectionState, type StateKind } from "./state.js";
 import type { WaitingPlace } from "./unauthenticated.js";
 
-export abstract class Session<P> extends Outbound<P> {
+/**
+ * @internal What a Session asks of its connection: its id, sending (the connection's Outbound),
+ * and what it does with its subscriptions. One back-reference, not one per collaborator: every
+ * field here is paid at every socket.
+ */
+export interface SessionHost extends Pick<Outbound, "send" | "refuse" | "protocolError"> {
+  /** The connection's id (welcome, logs). */
+  readonly id: string;
+  /** Authorizes every subscription again (the principal or its rights changed). */
+  reauthorize(): Promise<void>;
+  /** Ends every subscription with `unsubscribed` and this code (expiry, revocation). */
+  endAll(code: ErrorCode, message: string): void;
+}
+
+/** @internal What a Session uses of the bridge. */
+export type SessionContext<P> = Pick<BridgeContext<P>, "options" | "metrics" | "principals" | "unauthenticated" | "log" | "warnOnce">;
+
+/** @internal */
+export class Session<P> {
+  readonly #context: SessionContext<P>;
+  readonly #host: SessionHost;
+  #state: ConnectionState<P>;
   /** The upgrade request until authenticated, then a light copy (a Request holds an AbortSignal and more). */
   #request: Request | KeptRequest;
   /** Its place among the unauthenticated sockets while counted there (`hello` not done yet). */
@@ -22,24 +45,36 @@ export abstract class Session<P> extends Outbound<P> {
    * subscribe whose `authorize` started under an older epoch is authorized again before it is
    * added, so a revocation cannot be overtaken by a slow authorize that read the old rights.
    */
-  protected authEpoch = 0;
-  readonly #cookieToken: string | undefined;
+  #authEpoch = 0;
+  /** The token to authenticate again with; before `hello`, the cookie's (if any). */
   #token: string | undefined;
   #principalKey: string | undefined;
   /** What the client is told of the principal (welcome, refreshed): see principal-id.ts. */
   #principalId: string | undefined;
 
   /** `counted` is set when the caller counted the socket in `context.unauthenticated`. */
-  constructor(context: BridgeContext<P>, socket: BridgeSocket, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
-    super(context, socket);
+  constructor(context: SessionContext<P>, host: SessionHost, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
+    this.#context = context;
+    this.#host = host;
+    this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
     this.#request = request;
     this.#unauthenticated = counted;
-    this.#cookieToken = cookieToken;
+    this.#token = cookieToken;
+  }
+
+  /** Which state the connection is in. */
+  get state(): StateKind {
+    return this.#state.kind;
+  }
+
+  /** The authenticated principal while the connection is open. */
+  get principal(): P | undefined {
+    return this.#state.kind === "open" ? this.#state.principal : undefined;
   }
 
   /** Token expiry (ms) of the principal while the connection is open. */
   get expiresAt(): number | undefined {
-    const state = this.current;
+    const state = this.#state;
     return state.kind === "open" ? state.expiresAt : undefined;
   }
 
@@ -48,62 +83,73 @@ export abstract class Session<P> extends Outbound<P> {
     return this.#principalKey;
   }
 
-  /** Authorizes every subscription again (after the principal or its rights changed). */
-  abstract reauthorize(): Promise<void>;
-  /** Ends every subscription with `unsubscribed` and this code. */
-  protected abstract endAll(code: ErrorCode, message: string): void;
+  /** The authorization epoch: a subscribe authorized under an older one is authorized again. */
+  get authEpoch(): number {
+    return this.#authEpoch;
+  }
+
+  /** The principal's rights may have changed (reauthorize): in-flight authorizations are stale. */
+  rightsChanged(): void {
+    this.#authEpoch++;
+  }
+
+  /** Moves to `next`: the only place the state changes. A transition the table does not list is a bug. */
+  #setState(next: ConnectionState<P>): void {
+    if (!canMove(this.#state.kind, next.kind)) throw new Error(`connection ${this.#host.id}: no transition from ${this.#state.kind} to ${next.kind}`);
+    this.#state = next;
+  }
 
   async #authenticate(token: string | undefined): Promise<P | undefined> {
     if (!token) return undefined;
     try {
       const r = this.#request;
       const request = r instanceof Request ? r : rebuild(r);
-      return (await this.context.options.authenticate(token, request)) ?? undefined;
+      return (await this.#context.options.authenticate(token, request)) ?? undefined;
     } catch (err) {
-      this.context.log("info", "authenticate threw", { connection: this.id, error: String(err) });
+      this.#context.log("info", "authenticate threw", { connection: this.#host.id, error: String(err) });
       return undefined;
     }
   }
 
-  protected async hello(frame: HelloFrame): Promise<void> {
+  async hello(frame: HelloFrame): Promise<void> {
     if (this.state !== "new") {
-      this.protocolError(new ProtocolError("hello was already sent"));
+      this.#host.protocolError(new ProtocolError("hello was already sent"));
       return;
     }
-    const token = frame.token ?? this.#cookieToken;
+    const token = frame.token ?? this.#token;
     const principal = await this.#authenticate(token);
     if (this.state !== "new") return;
     if (principal === undefined) {
-      this.context.metrics.bump(this.context.metrics.rejected, "unauthorized");
-      this.refuse(ErrorCode.Unauthorized, token ? "authentication failed" : "no token in hello or cookie", CloseCode.Unauthorized);
+      this.#context.metrics.bump(this.#context.metrics.rejected, "unauthorized");
+      this.#host.refuse(ErrorCode.Unauthorized, token ? "authentication failed" : "no token in hello or cookie", CloseCode.Unauthorized);
       return;
     }
     const key = this.#takePrincipalSlot(principal);
     if (key === undefined) return;
-    const id = await this.context.principals.idOf(key);
+    const id = await this.#context.principals.idOf(key);
     if (this.state !== "new") {
-      this.context.principals.release(key);
+      this.#context.principals.release(key);
       return;
     }
     this.#principalKey = key;
     this.#principalId = id;
     this.#token = token;
-    this.setState({ kind: "open", principal, expiresAt: this.context.options.expiresAt(principal) });
+    this.#setState({ kind: "open", principal, expiresAt: this.#context.options.expiresAt(principal) });
     this.#leaveUnauthenticated();
     if (this.#request instanceof Request) this.#request = keep(this.#request);
-    const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.context.options.limits;
-    this.send(
+    const { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond } = this.#context.options.limits;
+    this.#host.send(
       encode({
         type: "welcome",
         v: PROTOCOL_VERSION,
-        connectionId: this.id,
-        heartbeatMs: this.context.options.heartbeatMs,
+        connectionId: this.#host.id,
+        heartbeatMs: this.#context.options.heartbeatMs,
         limits: { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond },
         expiresAt: this.expiresAt,
         principal: id,
       }),
     );
-    this.context.log("debug", "connection authenticated", { connection: this.id, principal: key });
+    this.#context.log("debug", "connection authenticated", { connection: this.#host.id, principal: key });
   }
 
   /**
@@ -112,19 +158,19 @@ export abstract class Session<P> extends Outbound<P> {
    * returns undefined.
    */
   #takePrincipalSlot(principal: P): string | undefined {
-    const key = this.context.options.principalKey(principal);
+    const key = this.#context.options.principalKey(principal);
     if (key === undefined) {
-      this.context.warnOnce("no_principal_key", "a principal has neither a string id nor sub: set the principalKey option; its connections are refused");
-      this.context.metrics.bump(this.context.metrics.rejected, "no_principal_key");
-      this.refuse(ErrorCode.Internal, "the server cannot identify this principal (no id or sub, and no principalKey option)", CloseCode.InternalError);
+      this.#context.warnOnce("no_principal_key", "a principal has neither a string id nor sub: set the principalKey option; its connections are refused");
+      this.#context.metrics.bump(this.#context.metrics.rejected, "no_principal_key");
+      this.#host.refuse(ErrorCode.Internal, "the server cannot identify this principal (no id or sub, and no principalKey option)", CloseCode.InternalError);
       return undefined;
     }
     if (key === this.#principalKey) return key;
-    if (!this.context.principals.acquire(key)) {
-      this.context.metrics.bump(this.context.metrics.rejected, "connections_per_principal");
-      this.refuse(
+    if (!this.#context.principals.acquire(key)) {
+      this.#context.metrics.bump(this.#context.metrics.rejected, "connections_per_principal");
+      this.#host.refuse(
         ErrorCode.LimitExceeded,
-        `more than ${this.context.options.limits.maxConnectionsPerPrincipal} connections for this principal`,
+        `more than ${this.#context.options.limits.maxConnectionsPerPrincipal} connections for this principal`,
         CloseCode.TooManyConnections,
         LimitName.ConnectionsPerPrincipal,
       );
@@ -133,7 +179,7 @@ export abstract class Session<P> extends Outbound<P> {
     return key;
   }
 
-  protected async refresh(frame: RefreshFrame): Promise<void> {
+  async refresh(frame: RefreshFrame): Promise<void> {
     const principal = await this.#authenticate(frame.token);
     if (this.state === "closed") return;
     if (principal === undefined) {
@@ -143,7 +189,7 @@ export abstract class Session<P> extends Outbound<P> {
     this.#token = frame.token;
     await this.#adopt(principal);
     if ((this.state as StateKind) === "closed") return;
-    this.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
+    this.#host.send(encode({ type: "refreshed", expiresAt: this.expiresAt, principal: this.#principalId }));
   }
 
   /** Takes a (re)authenticated principal and authorizes every subscription again. */
@@ -151,18 +197,18 @@ export abstract class Session<P> extends Outbound<P> {
     const key = this.#takePrincipalSlot(principal);
     if (key === undefined) return;
     if (key !== this.#principalKey) {
-      const id = await this.context.principals.idOf(key);
+      const id = await this.#context.principals.idOf(key);
       if (this.state === "closed") {
-        this.context.principals.release(key);
+        this.#context.principals.release(key);
         return;
       }
       this.#releasePrincipal();
       this.#principalKey = key;
       this.#principalId = id;
     }
-    this.authEpoch++;
-    this.setState({ kind: "open", principal, expiresAt: this.context.options.expiresAt(principal) });
-    await this.reauthorize();
+    this.#authEpoch++;
+    this.#setState({ kind: "open", principal, expiresAt: this.#context.options.expiresAt(principal) });
+    await this.#host.reauthorize();
   }
 
   /** Runs `authenticate` again on the token (server-side revocation check). */
@@ -176,26 +222,26 @@ export abstract class Session<P> extends Outbound<P> {
 
   /** Ends every subscription with UNAUTHORIZED and closes 4401. */
   #revoke(message: string): void {
-    this.context.metrics.bump(this.context.metrics.rejected, "revoked");
-    this.endAll(ErrorCode.Unauthorized, message);
-    this.refuse(ErrorCode.Unauthorized, message, CloseCode.Unauthorized);
+    this.#context.metrics.bump(this.#context.metrics.rejected, "revoked");
+    this.#host.endAll(ErrorCode.Unauthorized, message);
+    this.#host.refuse(ErrorCode.Unauthorized, message, CloseCode.Unauthorized);
   }
 
   /** The token expired: subscriptions end; the client has `unauthenticatedTimeMs` to refresh. */
   #expire(now: number): void {
     if (this.state !== "open") return;
-    this.endAll(ErrorCode.Unauthorized, "the token expired");
-    this.setState({ kind: "expired", deadline: now + this.context.options.limits.unauthenticatedTimeMs });
-    this.authEpoch++;
-    this.context.log("info", "token expired", { connection: this.id });
+    this.#host.endAll(ErrorCode.Unauthorized, "the token expired");
+    this.#setState({ kind: "expired", deadline: now + this.#context.options.limits.unauthenticatedTimeMs });
+    this.#authEpoch++;
+    this.#context.log("info", "token expired", { connection: this.#host.id });
   }
 
   /** Enforces the hello and refresh deadlines and token expiry (from the bridge's ticker). */
-  protected checkDeadlines(now: number): void {
-    const state = this.current;
+  checkDeadlines(now: number): void {
+    const state = this.#state;
     if ((state.kind === "new" || state.kind === "expired") && now > state.deadline) {
-      this.context.metrics.bump(this.context.metrics.rejected, "unauthenticated_time");
-      this.refuse(
+      this.#context.metrics.bump(this.#context.metrics.rejected, "unauthenticated_time");
+      this.#host.refuse(
         ErrorCode.Unauthorized,
         state.kind === "new" ? "no valid hello in time" : "the token expired and was not refreshed in time",
         CloseCode.Timeout,
@@ -206,8 +252,9 @@ export abstract class Session<P> extends Outbound<P> {
     }
   }
 
-  /** Gives back what the session holds in the bridge's counts (on close). */
-  protected releaseSession(): void {
+  /** The connection closed: the state becomes `closed` and the bridge's counts are given back. */
+  end(): void {
+    this.#setState({ kind: "closed" });
     this.#releasePrincipal();
     this.#leaveUnauthenticated();
   }
@@ -216,12 +263,12 @@ export abstract class Session<P> extends Outbound<P> {
     const key = this.#principalKey;
     if (key === undefined) return;
     this.#principalKey = undefined;
-    this.context.principals.release(key);
+    this.#context.principals.release(key);
   }
 
   #leaveUnauthenticated(): void {
     if (!this.#unauthenticated) return;
-    this.context.unauthenticated.remove(this.#unauthenticated);
+    this.#context.unauthenticated.remove(this.#unauthenticated);
     this.#unauthenticated = undefined;
   }
 }

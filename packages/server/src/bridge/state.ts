@@ -1,6 +1,6 @@
 /**
  * @internal The states of a connection, as one tagged union. A connection changes state only
- * in `Outbound.setState()`, which refuses the transitions this table does not list.
+ * in `Session`'s `setState` (session.ts), which refuses the transitions this table does not list.
  *
  * ```
  * new ──hello──> open ──token expired──> expired ──refresh──> open

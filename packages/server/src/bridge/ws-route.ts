@@ -129,10 +129,10 @@ export interface Refusal {
   retryAfterSeconds?: number;
 }
 
-/** Where a bridge keeps its {@link WsRoute} (bridge.ts; read by node.ts). */
+/** Where a bridge keeps its {@link WsRoute} (bridge.ts; read by node/serve.ts). */
 export const WS_ROUTE = Symbol("tidemark.wsRoute");
 
-/** The endpoint for a runtime entry that upgrades without running the app (node.ts). */
+/** The endpoint for a runtime entry that upgrades without running the app (node/upgrade.ts). */
 export interface WsRoute {
   /** `options.path`, as the app routes it. */
   readonly path: string;

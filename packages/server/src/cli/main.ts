@@ -6,7 +6,7 @@ import { InvalidArgumentError } from "@tidemark/shared";
 import { createSync } from "../node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
-import { createNodeBridge, serveBridge } from "../bridge/node.js";
+import { createNodeBridge, serveBridge } from "../bridge/node/serve.js";
 import { pino, type Logger as Pino } from "pino";
 import { parseCli, USAGE } from "./args.js";
 import { configNamespace, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";

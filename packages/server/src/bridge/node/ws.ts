@@ -10,9 +10,9 @@ import type { Duplex } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { defineWebSocketHelper, WSContext, type WSEvents, type UpgradeWebSocket } from "hono/ws";
 import type { WebSocket, WebSocketServer } from "ws";
-import { SEND_FRAME, type FrameText } from "./socket.js";
+import { SEND_FRAME, type FrameText } from "../socket.js";
 import { wsTextMessage } from "./ws-wire.js";
-import type { DirectUpgrade } from "./node-upgrade.js";
+import type { DirectUpgrade } from "./upgrade.js";
 
 const SLOT = Symbol("tidemark.upgrade");
 
@@ -52,7 +52,7 @@ function refuse(socket: Duplex, status: number, retryAfterSeconds?: number | str
 
 /**
  * Routes the server's upgrade requests through `fetch` and accepts those the app upgraded;
- * `direct` (node-upgrade.ts) answers the bridge endpoint's own upgrades without the app.
+ * `direct` (upgrade.ts) answers the bridge endpoint's own upgrades without the app.
  */
 export function handleUpgrades(
   server: { on(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown },

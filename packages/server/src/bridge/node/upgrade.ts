@@ -6,10 +6,10 @@
  * Anything this path does not recognise exactly goes through the app as before.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
-import { lazyRequest } from "./lazy-request.js";
-import { remoteAddressOf } from "./unauthenticated.js";
+import { lazyRequest } from "../lazy-request.js";
+import { remoteAddressOf } from "../unauthenticated.js";
 import type { WSEvents } from "hono/ws";
-import type { Refusal, WsRoute } from "./ws-route.js";
+import type { Refusal, WsRoute } from "../ws-route.js";
 
 /** What this reads of Node's `IncomingMessage` (headers are lowercase, as Node gives them). */
 export interface UpgradeMessage {

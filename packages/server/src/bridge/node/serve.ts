@@ -10,13 +10,13 @@ import { createAdaptorServer, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import { WebSocketServer, type ServerOptions } from "ws";
 import type { AddressInfo } from "node:net";
-import { createBridge, type Bridge } from "./bridge.js";
-import { handleUpgrades, upgradeWebSocket } from "./node-ws.js";
+import { createBridge, type Bridge } from "../bridge.js";
+import { handleUpgrades, upgradeWebSocket } from "./ws.js";
 import { pino } from "pino";
-import { bridgeLog } from "./log.js";
-import type { BridgeOptions } from "./options.js";
-import { directUpgrade } from "./node-upgrade.js";
-import { WS_ROUTE, type WsRoute } from "./ws-route.js";
+import { bridgeLog } from "../log.js";
+import type { BridgeOptions } from "../options.js";
+import { directUpgrade } from "./upgrade.js";
+import { WS_ROUTE, type WsRoute } from "../ws-route.js";
 
 /**
  * `createBridge()` with the Node WebSocket upgrade (served by {@link serveBridge}). With
@@ -103,7 +103,7 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
     // a fraction of the timeout so a half-sent upgrade is dropped close to it.
     serverOptions: { headersTimeout, requestTimeout: Math.max(headersTimeout, 300_000), connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout / 4, 5_000)) },
   });
-  // The bridge's own app: its endpoint's upgrades skip the app (node-upgrade.ts). An app that
+  // The bridge's own app: its endpoint's upgrades skip the app (upgrade.ts). An app that
   // mounts the bridge runs for every upgrade, with whatever middleware it has.
   const route = app === bridge.app ? (bridge as { [WS_ROUTE]?: WsRoute })[WS_ROUTE] : undefined;
   handleUpgrades(server as import("node:http").Server, app.fetch, wss, route && directUpgrade(route));
