@@ -33,8 +33,9 @@ export interface SharedHubSubscribeOptions extends HubSubscribeOptions {
 }
 
 /**
- * @internal The shared hub of one (topic, tenant) as the bridge reads it: `SharedHub`
- * (registry.ts) implements it, and `topic.hub()` of a topic made by a Sync returns one.
+ * The shared hub of one (topic, tenant) as the bridge reads it: `SharedHub` (registry.ts)
+ * implements it, and `topic.hub()` of a topic made by a Sync returns one. Published, not
+ * internal: the published `SharedHub` declaration names it.
  */
 export interface BatchHub<T = unknown> extends Hub<T> {
   subscribe(options?: SharedHubSubscribeOptions): AsyncIterable<TidemarkEvent<T>>;

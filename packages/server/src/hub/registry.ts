@@ -21,7 +21,7 @@ import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { globalMeters, type MeterRegistry } from "../observe/meters.js";
 import { eventSizer, sizeOnce } from "./size-estimate.js";
-import type { BatchHub, HubProgress, SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
+import type { BatchHub, HubProgress, SharedHubSubscribeOptions } from "./contract.js";
 
 // Declared apart (contract.ts, cancellation.ts) so that the bridge and the subscribers need not import this file.
 export { Cancellation } from "./cancellation.js";
@@ -47,8 +47,11 @@ const defaults: Required<Omit<HubRegistryOptions, "sizeOf">> = {
  * @example
  * const hubs = new HubRegistry();
  * for await (const event of hubs.get(topic, "acme").subscribe({ after, signal })) apply(event);
+ *
+ * It is the subscribers' `SubscriberHost` (contract.ts) by its shape, with no `implements`
+ * clause: the published declaration must not name that unpublished type.
  */
-export class HubRegistry implements SubscriberHost {
+export class HubRegistry {
   readonly #settings: HubSettings;
   readonly #followers = new Map<Topic<unknown>, Map<string | undefined, Follower<unknown>>>();
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
@@ -199,7 +202,7 @@ export class HubRegistry implements SubscriberHost {
 }
 
 /** The process's shared follower of one (topic, tenant); see {@link HubRegistry}. */
-export class SharedHub<T = unknown> implements BatchHub<T> {
+export class SharedHub<T = unknown> {
   readonly #registry: HubRegistry;
   readonly #topic: Topic<T>;
   readonly tenantId: string | undefined;
@@ -260,3 +263,9 @@ export class SharedHub<T = unknown> implements BatchHub<T> {
     return { [Symbol.asyncIterator]: () => run(registry, topic, tenantId, options, head) };
   };
 }
+
+// SharedHub keeps the hub contract the bridge reads (contract.ts). Checked here rather than with
+// an `implements` clause, which would make the published declaration require the unpublished
+// `subscribeBatches`.
+const _keepsContract: SharedHub extends BatchHub ? true : never = true;
+void _keepsContract;
