@@ -34,13 +34,20 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 
 /**
  * How long a full send buffer may keep a hub iteration before the subscription lets it go, once
- * the socket has shown it reads (its last pause drained within this). A buffer that drains
+ * the socket has shown it reads (its last READING_STREAK pauses drained within this). A buffer that drains
  * within it is flow control (a catch-up read faster than the network): the iteration goes on,
  * with no new replay. A socket that has not shown that (a new one, or one whose last pause
  * lasted longer) lets its iteration go at once: it waits holding no consumer and no prefetched
  * events, and resumes from its cursor.
  */
 const PAUSE_GRACE_MS = 1_000;
+
+/**
+ * Quick drains in a row before a socket counts as reading. One is not enough: the kernel's
+ * buffers of a socket that does not read still take a few hundred KB, so its first drains are
+ * quick too, and a grace then holds a replay's prefetched events for nothing.
+ */
+const READING_STREAK = 2;
 
 /** True when `drained` settles within `ms`. */
 async function drainedWithin(drained: Promise<void>, ms: number): Promise<boolean> {
@@ -106,8 +113,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   #quiet = false;
   /** True since the own iteration reached the live edge (and told the client), until a replay or reset. */
   #atEdge = false;
-  /** The socket's last pause drained within PAUSE_GRACE_MS: the next one may keep the iteration. */
-  #reading = false;
+  /** Pauses in a row that drained within PAUSE_GRACE_MS: from READING_STREAK on, a pause may keep the iteration. */
+  #quickDrains = 0;
 
   constructor(
     sink: SubscriptionSink<P>,
@@ -220,7 +227,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         if (!this.#sink.canSend()) {
           const pausedAt = Date.now();
           await this.#sink.writable();
-          this.#reading = Date.now() - pausedAt < PAUSE_GRACE_MS;
+          this.#quickDrains = Date.now() - pausedAt < PAUSE_GRACE_MS ? this.#quickDrains + 1 : 0;
           continue;
         }
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
@@ -231,8 +238,8 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         read: for await (const batch of batches) {
           for (const event of batch) {
             if (signal.aborted) return;
-            if (!this.#sink.canSend() && !(this.#reading && (await drainedWithin(this.#sink.writable(), PAUSE_GRACE_MS)))) {
-              this.#reading = false;
+            if (!this.#sink.canSend() && !(this.#quickDrains >= READING_STREAK && (await drainedWithin(this.#sink.writable(), PAUSE_GRACE_MS)))) {
+              if (this.#quickDrains >= READING_STREAK) this.#quickDrains = 0; // its grace ran out: a stall
               paused = true;
               break read; // ends the iteration: its replay's consumer is deleted, its events dropped
             }

@@ -216,5 +216,5 @@ describe("hostile: stalled replays", () => {
       await bridge.kill();
       await sync.close();
     }
-  });
+  }, 150_000); // warm-up and settling each wait up to 60 s: the test must outlast them to report which
 });
