@@ -49,7 +49,8 @@ export async function checkExternalNats(root: string, app: string, dir: string, 
     }
     const jsz = (await (await fetch(`${monitor}/jsz?accounts=true&streams=true`)).json()) as Jsz;
     const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
-    const stream = streams.find((s) => s.name.includes("external"));
+    // The topic's event stream (TMEV_…), not its dead-letter stream (TMDL_…): /jsz lists both, in no set order.
+    const stream = streams.find((s) => s.name.startsWith("TMEV_") && s.name.includes("external"));
     if (!stream || stream.state.messages !== 1) throw new Error(`the external nats-server holds no topic stream with the event: ${JSON.stringify(streams)}`);
     const written = readdirSync(dataDir);
     if (written.length > 0) throw new Error(`an embedded broker wrote to TIDEMARK_DATA_DIR: ${written.join(", ")}`);
