@@ -34,11 +34,11 @@ const resetReasons: Partial<Record<string, ResetReason>> = {
 
 /**
  * How long a full send buffer may keep a hub iteration before the subscription lets it go, once
- * the socket has shown it reads (its last READING_STREAK pauses drained within this). A buffer that drains
- * within it is flow control (a catch-up read faster than the network): the iteration goes on,
- * with no new replay. A socket that has not shown that (a new one, or one whose last pause
- * lasted longer) lets its iteration go at once: it waits holding no consumer and no prefetched
- * events, and resumes from its cursor.
+ * the socket has shown it reads (its last READING_STREAK pauses each drained within this). A
+ * buffer that drains within it is flow control (a catch-up read faster than the network): the
+ * iteration goes on, with no new replay. A socket that has not shown that (a new one, or one
+ * whose grace ran out or whose pause lasted longer) lets its iteration go at once: it waits
+ * holding no consumer and no prefetched events, and resumes from its cursor.
  */
 const PAUSE_GRACE_MS = 1_000;
 
