@@ -4,20 +4,13 @@
  * names (its stream is on that server, no embedded server writes to the data directory) and
  * say so once on stderr. Before, `createSync()` quietly started a private embedded broker.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { findNatsServer } from "@tidemark/server";
 import { join } from "node:path";
 import { cleanEnv, run, Server, sleep } from "./proc.js";
 
 interface Jsz {
   account_details?: { stream_detail?: { name: string; state: { messages: number } }[] }[];
-}
-
-/** The nats-server Tidemark would use: TIDEMARK_NATS_SERVER, the project's .tools, the system's. */
-function natsBinary(root: string): string {
-  const candidates = [process.env.TIDEMARK_NATS_SERVER, join(root, ".tools/bin/nats-server"), "/usr/sbin/nats-server"];
-  const found = candidates.find((c): c is string => c !== undefined && existsSync(c));
-  if (!found) throw new Error(`no nats-server for the external-NATS check (tried ${candidates.filter(Boolean).join(", ")})`);
-  return found;
 }
 
 const APP = `import { createSync } from "@tidemark/server";
@@ -32,7 +25,7 @@ export async function checkExternalNats(root: string, app: string, dir: string, 
   mkdirSync(dir, { recursive: true });
   const dataDir = join(dir, "data");
   mkdirSync(dataDir);
-  const nats = Server.start(natsBinary(root), ["-a", "127.0.0.1", "-p", String(ports.client), "-m", String(ports.monitor), "-js", "-sd", join(dir, "store")], dir, cleanEnv());
+  const nats = Server.start(findNatsServer(process.env, { toolsDirs: [root] }), ["-a", "127.0.0.1", "-p", String(ports.client), "-m", String(ports.monitor), "-js", "-sd", join(dir, "store")], dir, cleanEnv());
   try {
     const monitor = `http://127.0.0.1:${ports.monitor}`;
     for (let tries = 0; !(await fetch(`${monitor}/healthz?js-enabled-only=true`).then((r) => r.ok, () => false)); tries++) {
