@@ -5,8 +5,8 @@
  * say so once on stderr. Before, `createSync()` quietly started a private embedded broker.
  */
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { findNatsServer } from "@tidemark/server";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { cleanEnv, run, Server, sleep } from "./proc.js";
 
 interface Jsz {
@@ -25,6 +25,10 @@ export async function checkExternalNats(root: string, app: string, dir: string, 
   mkdirSync(dir, { recursive: true });
   const dataDir = join(dir, "data");
   mkdirSync(dataDir);
+  // The installed package's own search, loaded from the scratch app: a static import of the
+  // workspace package would need its dist before the check has built it (a clean clone has none).
+  const installed = pathToFileURL(join(app, "node_modules/@tidemark/server/dist/index.js")).href;
+  const { findNatsServer } = (await import(installed)) as typeof import("@tidemark/server");
   const nats = Server.start(findNatsServer(process.env, { toolsDirs: [root] }), ["-a", "127.0.0.1", "-p", String(ports.client), "-m", String(ports.monitor), "-js", "-sd", join(dir, "store")], dir, cleanEnv());
   try {
     const monitor = `http://127.0.0.1:${ports.monitor}`;
