@@ -55,7 +55,7 @@ export {
 export type { Cursor, TidemarkEvent, RunningHandler } from "@tidemark/shared";
 export { HubRegistry, SharedHub } from "./hub/registry.js";
 export { hubRegistryOf } from "./hub/feature.js";
-export type { HubMode, HubRegistryOptions, HubProgress, SharedHubSubscribeOptions } from "./hub/registry.js";
+export type { HubMode, HubRegistryOptions, HubProgress, LiveSink, SharedHubSubscribeOptions } from "./hub/registry.js";
 export { createBridge, expose } from "./bridge/bridge.js";
 export type { Bridge } from "./bridge/bridge.js";
 export { DEFAULT_LIMITS } from "./bridge/options.js";

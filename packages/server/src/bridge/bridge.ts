@@ -15,7 +15,6 @@ import type { BridgeContext } from "./context.js";
 import { drain } from "./drain.js";
 import { EventFrames } from "./frames.js";
 import { processMemory } from "./memory.js";
-import { HubGroups } from "./hub-group.js";
 import { HubIds } from "./hub-ids.js";
 import { BridgeMetrics } from "./metrics.js";
 import { resolveOptions, type BridgeLimits, type BridgeOptions, type ExposedTopic } from "./options.js";
@@ -84,7 +83,6 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     frames,
     hubIds,
     hubOf,
-    groups: new HubGroups({ hubOf, hubIds, frames, metrics }),
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
     unauthenticated: new UnauthenticatedCount(limits),
     connections: new Set(),

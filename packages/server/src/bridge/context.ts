@@ -11,7 +11,6 @@ import type { PrincipalCounts } from "./principal-counts.js";
 import type { UnauthenticatedCount } from "./unauthenticated.js";
 import type { BackpressurePoller } from "./backpressure.js";
 import type { BridgeConnection, HubSource } from "./types.js";
-import type { HubGroups } from "./hub-group.js";
 
 /** @internal */
 export interface BridgeContext<P = unknown> {
@@ -21,8 +20,6 @@ export interface BridgeContext<P = unknown> {
   readonly hubIds: HubIds;
   /** The shared hub of a (topic, tenant): the topic's own `hub()`, read through the hub contract. */
   readonly hubOf: HubSource;
-  /** One live iteration per hub, sending each event to every caught-up subscription of it. */
-  readonly groups: HubGroups;
   readonly principals: PrincipalCounts;
   /** Sockets that have not said a valid `hello` yet (capped per process and per address). */
   readonly unauthenticated: UnauthenticatedCount;

@@ -22,4 +22,21 @@ describe("bridge metrics", () => {
     metrics.observeLag(0.003, 0);
     expect(line(metrics.render(extra), "tidemark_bridge_delivery_lag_seconds_count")).toBe("0");
   });
+
+  it("metrics - deliveries of one event in a row count each, in the counter and the histogram, scraped in the same turn or later", async () => {
+    const metrics = new BridgeMetrics();
+    const now = Date.now();
+    const a = { publishedAt: now - 3 };
+    const b = { publishedAt: now - 20_000 };
+    for (let i = 0; i < 100; i++) metrics.delivered(a);
+    metrics.delivered(b);
+    let text = metrics.render(extra); // same turn: nothing pending is lost
+    expect(line(text, "tidemark_bridge_events_delivered_total")).toBe("101");
+    expect(line(text, "tidemark_bridge_delivery_lag_seconds_count")).toBe("101");
+    expect(line(text, 'tidemark_bridge_delivery_lag_seconds_bucket{le="0.5"}')).toBe("100");
+    metrics.delivered(a);
+    await Promise.resolve();
+    text = metrics.render(extra);
+    expect(line(text, "tidemark_bridge_delivery_lag_seconds_count")).toBe("102");
+  });
 });

@@ -35,6 +35,9 @@ export class BridgeMetrics {
   readonly #lagCounts = new Array<number>(LAG_BUCKETS.length + 1).fill(0);
   #lagSum = 0;
   #lagCount = 0;
+  /** The event of the deliveries not observed yet (see `delivered`), and how many. */
+  #lagEvent: { readonly publishedAt: number } | undefined;
+  #lagPending = 0;
 
   readonly #meters: MeterRegistry;
 
@@ -44,9 +47,35 @@ export class BridgeMetrics {
   }
 
   /**
-   * Publish-to-send delay of `count` deliveries with the same delay: a hub group observes an
-   * event once for all the sockets it sent it to, so its send loop does only the sends. Each
-   * delivery still counts once (OpenTelemetry's histogram takes no weight: one record each).
+   * One event frame sent. Its publish-to-send delay is observed once for all the deliveries of
+   * the same event in a row — the hub's live fan-out hands it to every caught-up socket in one
+   * loop — at the end of that turn (a microtask), so the loop does only the sends.
+   */
+  delivered(event: { readonly publishedAt: number }): void {
+    this.eventsDelivered++;
+    if (event === this.#lagEvent) {
+      this.#lagPending++;
+      return;
+    }
+    this.#flushLag();
+    this.#lagEvent = event;
+    this.#lagPending = 1;
+    queueMicrotask(this.#flush);
+  }
+
+  readonly #flush = () => this.#flushLag();
+
+  #flushLag(): void {
+    const event = this.#lagEvent;
+    if (!event) return;
+    this.#lagEvent = undefined;
+    this.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000, this.#lagPending);
+    this.#lagPending = 0;
+  }
+
+  /**
+   * Publish-to-send delay of `count` deliveries with the same delay. Each delivery still counts
+   * once (OpenTelemetry's histogram takes no weight: one record each).
    */
   observeLag(seconds: number, count = 1): void {
     if (count <= 0) return;
@@ -61,6 +90,7 @@ export class BridgeMetrics {
 
   /** The gauges and counters for OpenTelemetry, named as in {@link render} (counters without `_total`). */
   snapshot(extra: BridgeExtra): BridgeSnapshot {
+    this.#flushLag();
     return {
       gauges: {
         tidemark_bridge_connections: this.connections,
@@ -87,6 +117,7 @@ export class BridgeMetrics {
   }
 
   render(extra: BridgeExtra): string {
+    this.#flushLag();
     const out: string[] = [];
     const metric = (name: string, type: string, help: string, rows: [string, number][]) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);

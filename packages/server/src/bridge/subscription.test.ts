@@ -3,7 +3,6 @@ import { BrokerUnavailableError, ErrorCode, SubscriptionMode, type Cursor, type 
 import type { SharedHubSubscribeOptions } from "../hub/registry.js";
 import { EventFrames } from "./frames.js";
 import { HubIds } from "./hub-ids.js";
-import { HubGroups } from "./hub-group.js";
 import { BridgeMetrics } from "./metrics.js";
 import type { ExposedTopic } from "./options.js";
 import type { FrameText } from "./socket.js";
@@ -83,7 +82,7 @@ function setup(hub: ReturnType<typeof fakeHub>, sink: FakeSink, topic: Partial<E
   const frames = new EventFrames();
   const metrics = new BridgeMetrics();
   const hubIds = new HubIds();
-  const context: SubscriptionContext = { hubIds, hubOf: () => hub, frames, groups: new HubGroups({ hubOf: () => hub, hubIds, frames, metrics }), metrics, log: () => undefined };
+  const context: SubscriptionContext = { hubIds, hubOf: () => hub, frames, metrics, log: () => undefined };
   const exposed = { topic: topic as ExposedTopic["topic"], authorize: () => true };
   const sub = new Subscription(sink, context, { id: "s1", topicName: "t", tenantId: "acme", mode, exposed });
   return { sub, context };

@@ -18,12 +18,11 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import { Cancellation } from "../hub/cancellation.js";
-import type { HubProgress } from "../hub/contract.js";
+import type { HubProgress, LiveSink } from "../hub/contract.js";
 import type { ExposedTopic } from "./options.js";
 import type { BridgeContext } from "./context.js";
 import type { FrameText } from "./socket.js";
 import { encode } from "./frames.js";
-import type { GroupMember, HubGroups } from "./hub-group.js";
 import { BrokerRetry } from "../hub/retry.js";
 
 const resetReasons: Partial<Record<string, ResetReason>> = {
@@ -77,14 +76,15 @@ export interface SubscriptionSink<P = unknown> {
 }
 
 /** @internal What a subscription uses of the bridge. */
-export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log"> & { readonly groups: HubGroups };
+export type SubscriptionContext = Pick<BridgeContext<unknown>, "hubIds" | "hubOf" | "frames" | "metrics" | "log">;
 
 /**
  * @internal Hub mode: the subscription's own iteration of the hub replays and catches up; at the
- * live edge it hands over to the bridge's group of its hub (hub-group.ts), which sends each
- * event to every caught-up subscription at once, and takes over again when it falls behind.
+ * live edge the hub takes it into its live fan-out as a sink (`live` of the hub's subscribe
+ * options), which hands each event to every caught-up sink at once; when its buffer is full the
+ * hub detaches it and it catches up on its own again, from its cursor.
  */
-export class Subscription<P = unknown> implements HubProgress, GroupMember {
+export class Subscription<P = unknown> implements HubProgress, LiveSink {
   readonly id: string;
   readonly topicName: string;
   readonly tenantId: string | undefined;
@@ -104,10 +104,13 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
   #live: AbortController | undefined;
   /** Retries of its own reads after broker trouble (made on the first); reset when it catches up. */
   #retry: BrokerRetry | undefined;
-  /** The running own iteration of the hub (hub mode); none while the group delivers. */
+  /**
+   * The own iteration of the hub (hub mode), and then its place in the hub's live fan-out:
+   * aborting it ends either.
+   */
   #own: Cancellation | undefined;
   /**
-   * Set when an own iteration takes over from the group (full buffer): reaching the live edge
+   * Set when an own iteration takes over from the fan-out (full buffer): reaching the live edge
    * again without a replay or reset is not news, as when a paused iteration goes on.
    */
   #quiet = false;
@@ -149,11 +152,10 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#stopped = true;
     this.#live?.abort();
     this.#own?.abort();
-    this.#context.groups.leave(this);
     this.#context.hubIds.release(this.hubKey);
   }
 
-  /** @internal HubProgress of the own iteration: at the live edge; then offered to the group. */
+  /** @internal HubProgress of the own iteration: at the live edge (the hub then attaches it). */
   onCaughtUp(cursor: Cursor): void {
     if (this.#stopped) return;
     this.#retry?.progress();
@@ -161,7 +163,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     try {
       position = this.exposed.topic.cursorSequence(cursor);
     } catch {
-      position = -1; // not a cursor of this topic's format: no group, the own iteration goes on
+      position = -1; // not a cursor of this topic's format
     }
     const quiet = this.#quiet && position <= this.position;
     this.#quiet = false;
@@ -169,41 +171,33 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.cursor = cursor;
     if (position > this.position) this.position = position;
     if (!quiet) this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
-    if (position >= 0 && this.#own && !this.#own.aborted) this.#context.groups.offer(this, cursor);
   }
 
-  /** @internal GroupMember: the group delivers from now on; the own iteration ends. */
-  joinedGroup(cursor: Cursor): void {
-    // The same cursor as ours: keep the group's copy (one string per hub, not per socket).
-    if (cursor === this.cursor) this.cursor = cursor;
-    this.#own?.abort();
-    this.#own = undefined;
-  }
-
-  /** @internal GroupMember: the group stopped delivering (full buffer, or it ended). */
-  leftGroup(): void {
-    if (this.#stopped || this.#own) return;
-    this.#quiet = true;
-    this.#runHub(this.cursor).catch((err) => this.#fail(err));
-  }
-
-  /** @internal GroupMember */
-  canSend(): boolean {
+  /** @internal LiveSink */
+  canTake(): boolean {
     return this.#sink.canSend();
   }
 
-  /** @internal GroupMember: an event frame shared by the group's members (the group counts it). */
-  deliverShared(frame: FrameText, event: TidemarkEvent): void {
-    this.#sink.sendFrame(frame);
-    this.cursor = event.cursor;
-    this.position = event.streamSequence;
+  /** @internal LiveSink: the next event from the hub's live fan-out. */
+  take(event: TidemarkEvent): void {
+    this.#deliver(event);
   }
 
-  /** @internal GroupMember: a newer watermark while idle. */
-  groupCaughtUp(cursor: Cursor, position: number): void {
+  /** @internal LiveSink: a newer watermark while idle (the cursor string is the hub's, shared). */
+  caughtUp(cursor: Cursor, position: number): void {
     this.cursor = cursor;
     this.position = position;
     this.#sink.send(encode({ type: "caught_up", id: this.id, cursor }));
+  }
+
+  /**
+   * @internal LiveSink: out of the fan-out (full buffer, or the hub's follower ended, with its
+   * failure if it failed: handled as its own iteration's).
+   */
+  detached(error?: unknown): void {
+    if (this.#stopped) return;
+    this.#quiet = true;
+    this.#runHub(this.cursor, error).catch((err) => this.#fail(err));
   }
 
   /** @internal HubProgress: fell behind the hub's window and replays. */
@@ -213,7 +207,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#context.metrics.replays++;
   }
 
-  async #runHub(initial: string | undefined): Promise<void> {
+  async #runHub(initial: string | undefined, failure?: unknown): Promise<void> {
     const context = this.#context;
     const signal = new Cancellation();
     this.#own = signal;
@@ -222,6 +216,11 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#retry?.progress();
     while (!signal.aborted) {
       try {
+        if (failure !== undefined) {
+          const err = failure;
+          failure = undefined;
+          throw err;
+        }
         // Paused (a full send buffer): wait holding no iteration of the hub, so no replay
         // consumer and no prefetched events; a group member that left for a full buffer waits here.
         if (!this.#sink.canSend()) {
@@ -233,7 +232,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
         const hub = this.#context.hubOf(this.exposed.topic, this.tenantId);
         // In arrays (one iteration step each), but the buffer is still checked before every
         // frame: a slow socket pauses (or is cut by the sink) exactly as with single events.
-        const batches = hub.subscribeBatches({ after, cancel: signal, progress: this });
+        const batches = hub.subscribeBatches({ after, cancel: signal, progress: this, live: this });
         let paused = false;
         read: for await (const batch of batches) {
           for (const event of batch) {
@@ -248,6 +247,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
           }
           this.#retry?.progress();
         }
+        // Ended without a pause: the hub took the subscription into its live fan-out.
         if (!paused) return;
         // Resume after the last cursor sent, once drained. Back at the live edge without a
         // replay is no news to a client that had its caught_up already.
@@ -304,8 +304,7 @@ export class Subscription<P = unknown> implements HubProgress, GroupMember {
     this.#sink.sendFrame(context.frames.frame(this.hubId, event));
     this.cursor = event.cursor;
     this.position = event.streamSequence;
-    context.metrics.eventsDelivered++;
-    context.metrics.observeLag(Math.max(0, Date.now() - event.publishedAt) / 1000);
+    context.metrics.delivered(event);
   }
 
   #fail(err: unknown): void {

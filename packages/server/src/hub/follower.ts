@@ -1,7 +1,9 @@
 /**
  * One hub's shared follower: a single `topic.follow()` per (topic, tenant) feeding a bounded
- * ring of recent events that every attached subscriber reads at its own pace. The follower
- * never waits for a subscriber; a subscriber the ring leaves behind catches up by replay.
+ * ring of recent events that every attached subscriber reads at its own pace, and the hub's one
+ * live fan-out: each event is handed synchronously to the sinks (contract.ts) that reached the
+ * live edge. The follower never waits for a subscriber or a sink; one the ring leaves behind, or
+ * a sink that cannot take an event, catches up by replay from its own position.
  *
  * The follower also keeps the hub's watermark: every event of the tenant up to it was pushed.
  * Events move it; for an idle tenant the registry's window checks move it (see `observe`).
@@ -13,6 +15,7 @@ import { failureOf } from "./failure.js";
 import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
+import type { LiveSink } from "./contract.js";
 import { BrokerRetry } from "./retry.js";
 import type { TopicFeed } from "./feed.js";
 import { recordDelivery } from "../observe/trace.js";
@@ -50,6 +53,8 @@ export class Follower<T = unknown> {
   #feed: TopicFeed<T> | undefined;
   /** Events the feed handed over while the backfill below its seam runs. */
   #buffer: TidemarkEvent<T>[] | undefined;
+  /** The live fan-out: sinks at the live edge, each with the release of the membership it holds. */
+  readonly #sinks = new Map<LiveSink<T>, () => void>();
 
   /** With `link`, the follower reads its topic's shared feed instead of a `follow()` of its own. */
   constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, link?: FeedLink<T>) {
@@ -99,7 +104,7 @@ export class Follower<T = unknown> {
     this.#wake();
   }
 
-  /** Stops the follower (its last subscriber left). */
+  /** Stops the follower (its last subscriber left); its sinks go back to reading on their own. */
   retire(): void {
     if (this.#abort.signal.aborted) return;
     this.#abort.abort();
@@ -107,6 +112,52 @@ export class Follower<T = unknown> {
     this.#buffer = undefined;
     this.#wake();
     this.onEnd?.();
+    for (const sink of [...this.#sinks.keys()]) if (this.#drop(sink)) sink.detached(this.error);
+  }
+
+  /**
+   * Adds `sink` to the live fan-out. Its subscriber read the ring to its end and saw the follower
+   * live, synchronously before this call, so the next event pushed is the sink's next one: no
+   * hole, no duplicate. The sink holds its subscriber's membership: `release` runs once, when it
+   * is detached. Returns its detach (which makes no `detached()` call).
+   */
+  attach(sink: LiveSink<T>, release: () => void): () => void {
+    if (this.retired || this.#sinks.has(sink)) {
+      release();
+      if (this.retired) sink.detached(this.error);
+    } else this.#sinks.set(sink, release);
+    return () => void this.#drop(sink);
+  }
+
+  /** Sinks in the live fan-out (for stats and tests). */
+  get sinkCount(): number {
+    return this.#sinks.size;
+  }
+
+  #drop(sink: LiveSink<T>): boolean {
+    const release = this.#sinks.get(sink);
+    if (!release) return false;
+    this.#sinks.delete(sink);
+    release();
+    return true;
+  }
+
+  /** Hands a pushed event to every sink above which it is; one that cannot take it is detached. */
+  #fanOut(event: TidemarkEvent<T>): void {
+    const seq = event.streamSequence;
+    for (const sink of this.#sinks.keys()) {
+      if (seq <= sink.position) continue;
+      if (sink.canTake()) sink.take(event);
+      else if (this.#drop(sink)) sink.detached();
+    }
+  }
+
+  /** The watermark moved while idle: sinks below it learn the new one (one cursor for all). */
+  #advance(): void {
+    if (this.#sinks.size === 0) return;
+    const position = this.watermark;
+    const cursor = this.cursorAt(position);
+    for (const sink of this.#sinks.keys()) if (sink.position < position) sink.caughtUp(cursor, position);
   }
 
   /** Ends the follower with `err`: its subscribers drain the ring, then get it. */
@@ -160,6 +211,7 @@ export class Follower<T = unknown> {
         if (position > this.watermark) {
           this.watermark = position;
           this.#wake();
+          this.#advance();
         }
         return;
       }
@@ -173,6 +225,7 @@ export class Follower<T = unknown> {
       if (head > this.watermark) {
         this.watermark = head;
         this.#wake();
+        this.#advance();
       }
     } catch {
       // Broker trouble: the next look tries again; the follower itself reports what lasts.
@@ -317,6 +370,7 @@ export class Follower<T = unknown> {
     this.#last = event.streamSequence;
     this.ring!.push(event, this.#settings.sizeOf(event));
     recordDelivery(event, this.topic.id, this.members);
+    if (this.#sinks.size > 0) this.#fanOut(event);
     if (event.streamSequence > this.watermark) this.watermark = event.streamSequence;
     // An event is a fresh watermark too: the periodic refresh is for tenants that publish nothing.
     this.#refreshedAt = Date.now();

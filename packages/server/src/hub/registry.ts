@@ -21,11 +21,11 @@ import { recreated, sameIncarnation } from "./incarnation.js";
 import type { HubMode, HubRegistryOptions } from "../core/hub-options.js";
 import { globalMeters, type MeterRegistry } from "../observe/meters.js";
 import { eventSizer, sizeOnce } from "./size-estimate.js";
-import type { BatchHub, HubProgress, SharedHubSubscribeOptions } from "./contract.js";
+import type { BatchHub, HubProgress, LiveSink, SharedHubSubscribeOptions } from "./contract.js";
 
 // Declared apart (contract.ts, cancellation.ts) so that the bridge and the subscribers need not import this file.
 export { Cancellation } from "./cancellation.js";
-export type { HubProgress, SharedHubSubscribeOptions };
+export type { HubProgress, LiveSink, SharedHubSubscribeOptions };
 
 export type { HubMode, HubRegistryOptions };
 

@@ -1,7 +1,8 @@
 /**
  * One hub subscriber: replays after its cursor, joins the follower's window with no hole and no
  * duplicate at the seam (both sides are filtered by stream sequence), falls back to its own
- * replay when the window leaves it behind, and follows the hub's watermark while idle.
+ * replay when the window leaves it behind, and follows the hub's watermark while idle. Given a
+ * `live` sink, it hands over to the follower's live fan-out at the live edge and ends.
  */
 import { ClosedError, type TidemarkEvent } from "@tidemark/shared";
 import { assertNotPastHead } from "../core/past-head.js";
@@ -9,7 +10,7 @@ import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
 import { incarnationOf, recreated, sameIncarnation } from "./incarnation.js";
-import type { SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
+import type { LiveSink, SharedHubSubscribeOptions, SubscriberHost } from "./contract.js";
 
 /** @internal Most events in one array of `SharedHub.subscribeBatches()`. */
 export const MAX_BATCH = 256;
@@ -56,7 +57,7 @@ export async function* run<T>(
   options: SharedHubSubscribeOptions,
   headRead: Promise<HeadRead>,
 ): AsyncGenerator<TidemarkEvent<T>[]> {
-  const { progress, after, cancel } = options;
+  const { progress, after, cancel, live } = options;
   const signal: { readonly aborted: boolean } | undefined = cancel ?? options.signal;
   if (signal?.aborted) return;
   const joined = await join(registry, topic, tenantId, after, await headRead);
@@ -67,6 +68,7 @@ export async function* run<T>(
   const poke = cancel ? undefined : () => follower.poke();
   if (poke) options.signal?.addEventListener("abort", poke, { once: true });
   cancel?.watch(follower);
+  let handedOff = false;
   try {
     if (signal?.aborted) return;
     follower.start(pos, head);
@@ -114,10 +116,19 @@ export async function* run<T>(
               pos = mark;
               progress?.onCaughtUp?.(follower.cursorAt(pos));
             }
+            // The callback may have stopped the reader: its poke woke no wait of ours, and a
+            // quiet tenant would hold the follower (and its consumer) forever.
+            if (signal?.aborted) return;
+            if (live) {
+              // At the live edge (the ring read to its end, synchronously before this): the
+              // follower pushes from here on, and the sink holds our membership.
+              const detach = follower.attach(live as LiveSink<T>, () => registry.release(follower as Follower<unknown>));
+              handedOff = true;
+              if (cancel) cancel.watch({ poke: detach });
+              else options.signal?.addEventListener("abort", detach, { once: true });
+              return;
+            }
           }
-          // The callback may have cancelled us (the bridge's group ends itself when it reaches
-          // the live edge after its last member left): its poke woke the previous wait, not
-          // this one, and a quiet tenant would hold the follower (and its consumer) forever.
           if (signal?.aborted) return;
           await follower.changed();
         }
@@ -152,7 +163,9 @@ export async function* run<T>(
     }
   } finally {
     if (poke) options.signal?.removeEventListener("abort", poke);
-    cancel?.watch(undefined);
-    registry.release(follower as Follower<unknown>);
+    if (!handedOff) {
+      cancel?.watch(undefined);
+      registry.release(follower as Follower<unknown>);
+    }
   }
 }

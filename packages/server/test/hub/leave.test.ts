@@ -1,8 +1,7 @@
 /**
  * A hub subscriber that is cancelled while it reaches the live edge must end, and release its
  * follower (and the follower's consumer), even on a quiet tenant where nothing wakes it again.
- * The bridge's hub group does exactly that: it ends itself from its caught-up callback when
- * its last member left while it was catching up (issue 24, item 8).
+ * A reader that stops from its own caught-up callback does exactly that (issue 24, item 8).
  */
 import { describe, it, expect } from "vitest";
 import { hubRegistryOf, type SharedHub } from "../../src/index.js";
