@@ -4,7 +4,7 @@
  * replay when the window leaves it behind, and follows the hub's watermark while idle.
  */
 import { ClosedError, type TidemarkEvent } from "@tidemark/shared";
-import { assertNotPastHead } from "../core/past-head.js";
+import { assertNotPastHead } from "../core/read/past-head.js";
 import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";
