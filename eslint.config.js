@@ -16,14 +16,17 @@ const browserPackages = {
   group: ["@tidemark/client", "@tidemark/client/*", "@tidemark/react", "**/client/src/**", "**/react/src/**"],
   message: "Shared code imports nothing of the client.",
 };
-const coreUpward = {
-  group: ["../hub/*", "../bridge/*", "../process/*", "../index.js"],
+// The core's patterns, written from a file `up` folders below src/: core/*.ts is one below,
+// the files of its job folders (core/publish/, core/read/, ...) two.
+const fromCore = (up, paths) => paths.map((p) => "../".repeat(up) + p);
+const coreUpward = (up) => ({
+  group: fromCore(up, ["hub/*", "bridge/*", "process/*", "index.js"]),
   message: "The topic core never imports the hub, bridge or process layers: they import it.",
-};
-const coreEmbedded = {
-  group: ["../embedded/*"],
+});
+const coreEmbedded = (up) => ({
+  group: fromCore(up, ["embedded/*"]),
   message: "The runtime-neutral core imports nothing of the Node-only embedded/: the options and version features both use live in broker/.",
-};
+});
 const brokerUpward = {
   group: ["../core/*", "../embedded/*", "../hub/*", "../bridge/*", "../process/*", "../transport/*"],
   message: "broker/ (the managed server's options, version features) is imported by the core and embedded/, and imports neither.",
@@ -89,7 +92,8 @@ export default tseslint.config(
   { files: ["packages/shared/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage, browserPackages) } },
   { files: ["packages/client/src/**", "packages/react/src/**"], rules: { "no-restricted-imports": restrict(nodeOnly, serverPackage) } },
   { files: ["packages/server/src/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly) } },
-  { files: ["packages/server/src/core/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward, coreEmbedded) } },
+  { files: ["packages/server/src/core/*.ts"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward(1), coreEmbedded(1)) } },
+  { files: ["packages/server/src/core/*/**"], ignores: serverNodeFiles, rules: { "no-restricted-imports": restrict(nodeOnly, coreUpward(2), coreEmbedded(2)) } },
   { files: ["packages/server/src/broker/**"], rules: { "no-restricted-imports": restrict(nodeOnly, brokerUpward) } },
   {
     files: ["packages/*/test/**", "packages/*/src/**/*.test.ts"],

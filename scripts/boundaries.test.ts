@@ -73,6 +73,10 @@ describe("boundaries - layer imports", { timeout: 60_000 }, () => {
     const nodeImport = 'import { readFileSync } from "node:fs";\nexport const read = readFileSync;\n';
     expect((await lintProbe("packages/server/src/core/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
     expect((await lintProbe("packages/server/src/hub/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
+    // The same from a file of one of the core's job folders (core/read/, core/publish/, ...).
+    const deepHubImport = 'import { x } from "../../hub/index.js";\nexport const y = x;\n';
+    expect((await lintProbe("packages/server/src/core/read/__probe__.ts", deepHubImport)).join("\n")).toMatch(/no-restricted-imports/);
+    expect((await lintProbe("packages/server/src/core/read/__probe__.ts", nodeImport)).join("\n")).toMatch(/no-restricted-imports/);
   });
 
   it("boundaries - the bridge's Node glue lives in bridge/node/; the rest of bridge/ imports no Node module", async () => {
@@ -90,6 +94,8 @@ describe("boundaries - layer imports", { timeout: 60_000 }, () => {
     expect((await lintProbe("packages/server/src/core/__probe__.ts", embeddedImport)).join("\n")).toMatch(/no-restricted-imports/);
     const brokerImport = 'import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";\nexport type O = EmbeddedNatsOptions;\n';
     expect(await lintProbe("packages/server/src/core/__probe__.ts", brokerImport)).toEqual([]);
+    const deepEmbeddedImport = 'import type { EmbeddedNatsOptions } from "../../embedded/server.js";\nexport type O = EmbeddedNatsOptions;\n';
+    expect((await lintProbe("packages/server/src/core/connection/__probe__.ts", deepEmbeddedImport)).join("\n")).toMatch(/no-restricted-imports/);
     expect(await lintProbe("packages/server/src/embedded/__probe__.ts", brokerImport)).toEqual([]);
     const coreImport = 'import type { Sync } from "../core/types.js";\nexport type S = Sync;\n';
     expect((await lintProbe("packages/server/src/broker/__probe__.ts", coreImport)).join("\n")).toMatch(/no-restricted-imports/);

@@ -6,7 +6,7 @@
  * Every name is written out here: this list is the shared public surface.
  */
 export type { SyncOptions } from "./core/sync.js";
-export type { SyncLogger } from "./core/broker-log.js";
+export type { SyncLogger } from "./core/connection/broker-log.js";
 export type { ExternalNatsOptions } from "./transport/types.js";
 export { TOPIC_DEFAULTS } from "./core/options.js";
 export type {

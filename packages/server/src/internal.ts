@@ -12,23 +12,23 @@ export { createCoreSync, createSyncWith, publishesPending } from "./core/sync.js
 export type { CoreTopic } from "./core/types.js";
 export { runtimeOf } from "./core/topic.js";
 export type { TopicHandles, TopicRuntime } from "./core/runtime.js";
-export { brokerNames, checkpointBucket, checkpointKey, claimSubject, durableName, eventStreamPrefix, topicNames } from "./core/broker-names.js";
+export { brokerNames, checkpointBucket, checkpointKey, claimSubject, durableName, eventStreamPrefix, topicNames } from "./core/resources/broker-names.js";
 export { resolveTopicOptions } from "./core/options.js";
-export { eventStreamConfig, deadLetterStreamConfig } from "./core/streams.js";
+export { eventStreamConfig, deadLetterStreamConfig } from "./core/resources/streams.js";
 export { featuresOf } from "./broker/features.js";
 // Publishing: one call's retries, its requests and headers, and NATS error mapping.
-export { confirmStreamGone, sendWithRetry, type SendContext } from "./core/publish.js";
-export { publishHeaderPrefix } from "./core/publish-headers.js";
-export { PublishRequests } from "./core/publish-request.js";
-export { ConnectionDrops } from "./core/connection-drops.js";
+export { confirmStreamGone, sendWithRetry, type SendContext } from "./core/publish/publish.js";
+export { publishHeaderPrefix } from "./core/publish/publish-headers.js";
+export { PublishRequests } from "./core/publish/publish-request.js";
+export { ConnectionDrops } from "./core/connection/connection-drops.js";
 export { isNoResponders, isTransient, jsErrorCode, mapNatsError } from "./core/errors.js";
-export { traceableHeaders } from "./core/trace-probe.js";
+export { traceableHeaders } from "./core/read/trace-probe.js";
 // Reading: batches, decoding, direct reads.
-export { MessageBatches } from "./core/message-batches.js";
-export { BatchedEvents } from "./core/batched-events.js";
-export { decodeEvent } from "./core/decode-event.js";
-export { decodeDelivered } from "./core/decode-delivered.js";
-export { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "./core/direct-read.js";
+export { MessageBatches } from "./core/read/message-batches.js";
+export { BatchedEvents } from "./core/read/batched-events.js";
+export { decodeEvent } from "./core/read/decode-event.js";
+export { decodeDelivered } from "./core/read/decode-delivered.js";
+export { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "./core/read/direct-read.js";
 // Workers, hubs and the bridge.
 export { encodeDeclaration, type Declaration } from "./process/options.js";
 export { eventSizer, sizeOnce } from "./hub/size-estimate.js";

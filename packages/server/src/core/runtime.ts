@@ -7,7 +7,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { JetStreamClient, JetStreamManager, JsMsg, StoredMsg, StreamInfo } from "@nats-io/jetstream";
 import type { Cursor, CursorParts, TidemarkEvent } from "@tidemark/shared";
 import type { ResolvedTopicOptions } from "./types.js";
-import type { TopicNames } from "./broker-names.js";
+import type { TopicNames } from "./resources/broker-names.js";
 import type { MeterRegistry } from "../observe/meters.js";
 
 /** Live handles of a provisioned topic. */
@@ -17,7 +17,7 @@ export interface TopicHandles {
   jsm: JetStreamManager;
   /** Incarnation of the event stream (changes when the topic is destroyed and re-created). */
   incarnation: string;
-  /** The server has batched direct get (2.11+): short replays use it (direct-read.ts). */
+  /** The server has batched direct get (2.11+): short replays use it (read/direct-read.ts). */
   batchDirectGet?: boolean;
 }
 
@@ -40,7 +40,7 @@ export function runtimeHandle(topic: object): TopicRuntime | undefined {
 export interface TopicRuntime {
   readonly namespace: string;
   readonly options: ResolvedTopicOptions;
-  /** Every name of this topic on the broker (see broker-names.ts). */
+  /** Every name of this topic on the broker (see resources/broker-names.ts). */
   readonly names: TopicNames;
   /** JetStream stream holding the events. */
   readonly streamName: string;

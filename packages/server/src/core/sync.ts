@@ -8,17 +8,17 @@
 import { assertNamespace, InvalidArgumentError, WorkerStopTimeoutError } from "@tidemark/shared";
 import type { StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Connector } from "./connection.js";
+import { Connector } from "./connection/connection.js";
 import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";
 import { resolveTopicOptions } from "./options.js";
 import { JetStreamTopic, type TopicHost } from "./topic.js";
-import { parseDeclaration } from "./streams.js";
-import { deadLetterStreamPrefix, eventStreamPrefix } from "./broker-names.js";
+import { parseDeclaration } from "./resources/streams.js";
+import { deadLetterStreamPrefix, eventStreamPrefix } from "./resources/broker-names.js";
 import type { CoreSync, Hub, NatsServerInfo, Sync, SyncStats, Topic, TopicInfo, TopicOptions, Worker } from "./types.js";
 import { mapNatsError } from "./errors.js";
 import type { ExternalNatsOptions, NatsTransport } from "../transport/types.js";
 import type { HubRegistryOptions } from "./hub-options.js";
-import { brokerLine, silentLogger, stderrLogger, type BrokerSource, type SyncLogger } from "./broker-log.js";
+import { brokerLine, silentLogger, stderrLogger, type BrokerSource, type SyncLogger } from "./connection/broker-log.js";
 import { globalMeters, MeterRegistry } from "../observe/meters.js";
 
 export interface SyncOptions {

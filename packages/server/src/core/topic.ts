@@ -15,20 +15,20 @@ import {
   type TidemarkEvent,
 } from "@tidemark/shared";
 import type { JsMsg, PubAck, StoredMsg, StreamInfo } from "@nats-io/jetstream";
-import type { Connector } from "./connection.js";
+import type { Connector } from "./connection/connection.js";
 import { isNoMessageFound, isStreamNotFound, mapNatsError } from "./errors.js";
 import { HEADROOM_BYTES } from "./options.js";
-import { provisionTopic, streamInfo } from "./provision.js";
-import { incarnationOf, readEvents } from "./reader.js";
-import { coalesceAfter } from "./coalesce.js";
-import { confirmStreamGone, encodePublish, messageId, receiptOf, sendWithRetry, type SendContext, type Sent } from "./publish.js";
-import { openLive, type LiveSource } from "./live.js";
-import { openCheckpoint } from "./checkpoint.js";
-import { openWatch } from "./watch.js";
-import { traceableHeaders } from "./trace-probe.js";
-import { decodeEvent } from "./decode-event.js";
-import { publishHeaderPrefix } from "./publish-headers.js";
-import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./broker-names.js";
+import { provisionTopic, streamInfo } from "./resources/provision.js";
+import { incarnationOf, readEvents } from "./read/reader.js";
+import { coalesceAfter } from "./read/coalesce.js";
+import { confirmStreamGone, encodePublish, messageId, receiptOf, sendWithRetry, type SendContext, type Sent } from "./publish/publish.js";
+import { openLive, type LiveSource } from "./read/live.js";
+import { openCheckpoint } from "./read/checkpoint.js";
+import { openWatch } from "./read/watch.js";
+import { traceableHeaders } from "./read/trace-probe.js";
+import { decodeEvent } from "./read/decode-event.js";
+import { publishHeaderPrefix } from "./publish/publish-headers.js";
+import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./resources/broker-names.js";
 import { TOPIC_RUNTIME, type TopicHandles, type TopicRuntime } from "./runtime.js";
 import type { MeterRegistry } from "../observe/meters.js";
 import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
@@ -277,7 +277,7 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
     return readEvents<T>(this, { ...options, until: undefined, follow: true });
   }
 
-  /** Subscribes now (see live.ts); the first iteration reads what arrived since. */
+  /** Subscribes now (see read/live.ts); the first iteration reads what arrived since. */
   live(options: LiveOptions = {}): AsyncIterable<TidemarkEvent<T>> {
     let subject: string | Error;
     try {

@@ -5,7 +5,7 @@
  * `live` sink, it hands over to the follower's live fan-out at the live edge and ends.
  */
 import { ClosedError, type TidemarkEvent } from "@tidemark/shared";
-import { assertNotPastHead } from "../core/past-head.js";
+import { assertNotPastHead } from "../core/read/past-head.js";
 import type { Topic } from "../core/types.js";
 import type { Follower } from "./follower.js";
 import type { HeadRead } from "./head.js";

@@ -5,7 +5,7 @@
  */
 import type { Topic } from "../core/types.js";
 import { runtimeHandle } from "../core/runtime.js";
-import { firstRetained, incarnationOf as streamIncarnation } from "../core/reader.js";
+import { firstRetained, incarnationOf as streamIncarnation } from "../core/read/reader.js";
 import { incarnationOf } from "./incarnation.js";
 
 /** @internal */

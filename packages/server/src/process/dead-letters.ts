@@ -9,7 +9,7 @@ import type { TopicRuntime } from "../core/runtime.js";
 import type { DeadLetter, DeadLetters } from "../core/types.js";
 import { decodeDeadLetterRecord, encodeDeadLetter, toDeadLetter } from "./dead-letter-record.js";
 import { assertConsumerName } from "./options.js";
-import { redriveSubject } from "../core/broker-names.js";
+import { redriveSubject } from "../core/resources/broker-names.js";
 
 /** Letters handed back at once by `redrive()`. */
 const REDRIVE_WINDOW = 64;

@@ -6,9 +6,9 @@ import { TidemarkError, InvalidArgumentError } from "@tidemark/shared";
 import type { TopicRuntime } from "../core/runtime.js";
 import type { ProcessEvent, ProcessOptions, Worker } from "../core/types.js";
 import { ackWaitMs, ensureConsumers } from "./consumer.js";
-import { claimSubject, durableName, redriveSubject } from "../core/broker-names.js";
+import { claimSubject, durableName, redriveSubject } from "../core/resources/broker-names.js";
 import { resolveProcessOptions } from "./options.js";
-import { assertNotPastHead } from "../core/past-head.js";
+import { assertNotPastHead } from "../core/read/past-head.js";
 import { ProcessWorker } from "./worker.js";
 
 /**
@@ -33,7 +33,7 @@ export async function startWorker<T>(
   const adoptLease = !resolved.leaseDeclared;
   try {
     const { nc, js, jsm, incarnation } = await runtime.ready();
-    // The one past-head rule (core/past-head.ts): a durable consumer at a sequence the topic never
+    // The one past-head rule (core/read/past-head.ts): a durable consumer at a sequence the topic never
     // issued would wait there silently. One stream-info read, only for `start: { after }`.
     if (resolved.start.kind === "after") {
       const info = await runtime.streamInfo();

@@ -1,5 +1,5 @@
 /**
- * Tidemark's own publish request (core/publish-request.ts): one inbox subscription and one timer
+ * Tidemark's own publish request (core/publish/publish-request.ts): one inbox subscription and one timer
  * per connection. Its answers and failures must read as nats.js's did, so the retry loop and the
  * error mapping treat them the same way.
  */

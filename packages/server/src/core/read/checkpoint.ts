@@ -20,12 +20,12 @@ import {
   type Cursor,
 } from "@tidemark/shared";
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { checkpointBucket, checkpointKey } from "./broker-names.js";
-import { isWrongLastSequence } from "./errors.js";
+import { checkpointBucket, checkpointKey } from "../resources/broker-names.js";
+import { isWrongLastSequence } from "../errors.js";
 import { assertNotPastHead } from "./past-head.js";
 import { Kvm, type KV } from "@nats-io/kv";
-import type { TopicRuntime } from "./runtime.js";
-import type { Checkpoint, Topic } from "./types.js";
+import type { TopicRuntime } from "../runtime.js";
+import type { Checkpoint, Topic } from "../types.js";
 
 /** Checkpoint names: like consumer names. */
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;

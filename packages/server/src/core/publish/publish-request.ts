@@ -19,7 +19,7 @@
  */
 import { ClosedConnectionError, createInbox, NoRespondersError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiError, JetStreamError, type ApiError, type PubAck } from "@nats-io/jetstream";
-import { ConnectionDropped, type ConnectionDrops } from "./connection-drops.js";
+import { ConnectionDropped, type ConnectionDrops } from "../connection/connection-drops.js";
 
 /** How long an attempt waits for a connection that is down, by default (ms). */
 export const CONNECT_WAIT_MS = 2_000;

@@ -4,7 +4,7 @@
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
 import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
-import { isStorageRefused, isStoreCreateFailed, isStreamNameInUse, isStreamNotFound, mapNatsError } from "./errors.js";
+import { isStorageRefused, isStoreCreateFailed, isStreamNameInUse, isStreamNotFound, mapNatsError } from "../errors.js";
 import {
   declaredFields,
   deadLetterStreamConfig,
@@ -14,8 +14,8 @@ import {
   parseDeclaration,
 } from "./streams.js";
 import type { TopicNames } from "./broker-names.js";
-import type { ResolvedTopicOptions } from "./types.js";
-import { sleep } from "./sleep.js";
+import type { ResolvedTopicOptions } from "../types.js";
+import { sleep } from "../sleep.js";
 
 export interface ProvisionContext {
   jsm: JetStreamManager;

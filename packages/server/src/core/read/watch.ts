@@ -9,8 +9,8 @@
  */
 import type { Subscription } from "@nats-io/nats-core";
 import { assertTenantId } from "@tidemark/shared";
-import type { TopicHandles } from "./runtime.js";
-import type { Watch, WatchOptions } from "./types.js";
+import type { TopicHandles } from "../runtime.js";
+import type { Watch, WatchOptions } from "../types.js";
 
 class Ticks implements Watch, AsyncIterator<void> {
   #pending = false;

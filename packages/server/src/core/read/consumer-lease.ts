@@ -5,8 +5,8 @@
  */
 import { nuid } from "@nats-io/nats-core";
 import type { OrderedPushConsumerOptions, PushConsumer } from "@nats-io/jetstream";
-import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import { readerConsumerPrefix } from "./broker-names.js";
+import type { TopicHandles, TopicRuntime } from "../runtime.js";
+import { readerConsumerPrefix } from "../resources/broker-names.js";
 
 export interface ConsumerLease {
   consumer: PushConsumer;

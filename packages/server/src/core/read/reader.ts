@@ -19,12 +19,12 @@ import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
 import { BatchedEvents } from "./batched-events.js";
 import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
-import { isNoMessageFound } from "./errors.js";
-import type { TopicRuntime } from "./runtime.js";
+import { isNoMessageFound } from "../errors.js";
+import type { TopicRuntime } from "../runtime.js";
 import { assertNotPastHead } from "./past-head.js";
-import { parseDeclaration } from "./streams.js";
+import { parseDeclaration } from "../resources/streams.js";
 import { TopicNotFoundError } from "@tidemark/shared";
-import { sleep } from "./sleep.js";
+import { sleep } from "../sleep.js";
 
 export interface ReadOptions {
   after?: string;

@@ -5,8 +5,8 @@
  */
 import { deadLetterFilter, eventFilter, liveSubject, type TopicNames } from "./broker-names.js";
 import type { StreamConfig } from "@nats-io/jetstream";
-import { HEADROOM_BYTES } from "./options.js";
-import type { ResolvedTopicOptions } from "./types.js";
+import { HEADROOM_BYTES } from "../options.js";
+import type { ResolvedTopicOptions } from "../types.js";
 
 const NS_PER_MS = 1_000_000;
 

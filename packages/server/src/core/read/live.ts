@@ -11,7 +11,7 @@
  */
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/nats-core";
 import type { TidemarkEvent } from "@tidemark/shared";
-import type { TopicHandles } from "./runtime.js";
+import type { TopicHandles } from "../runtime.js";
 
 export interface LiveReadOptions {
   signal?: AbortSignal;

@@ -1,13 +1,13 @@
 /**
  * @internal Who must hear that the connection dropped, and whether it is up now. A publish
  * attempt in flight on a dropped connection gets no answer, so the connection's publish requests
- * (publish-request.ts) watch here, one watcher per connection, and fail every attempt in flight
+ * (publish/publish-request.ts) watch here, one watcher per connection, and fail every attempt in flight
  * at once. Nothing is registered per publish: a reaction chained on a long-lived "lost" promise
  * per publish (an earlier way) stayed reachable until the connection dropped, ~600 bytes per
  * publish. While the connection is down, new attempts are not handed to nats.js (its buffer is
  * discarded at the next dial, issue 25): they wait for {@link ConnectionDrops.back}.
  */
-import { deferred } from "./deferred.js";
+import { deferred } from "../deferred.js";
 
 /** What a watcher is told: the connection dropped under its request (which may have arrived). */
 export class ConnectionDropped extends Error {}

@@ -11,8 +11,8 @@
  */
 import type { StoredMsg } from "@nats-io/jetstream";
 import type { RetentionGapError, TidemarkEvent } from "@tidemark/shared";
-import type { TopicHandles, TopicRuntime } from "./runtime.js";
-import { isDirectGetEmpty } from "./errors.js";
+import type { TopicHandles, TopicRuntime } from "../runtime.js";
+import { isDirectGetEmpty } from "../errors.js";
 
 /** Longest sequence range a replay reads with one batched get (2.11+); longer ones use an ordered consumer. */
 export const DIRECT_READ_MAX = 64;

@@ -11,7 +11,7 @@ import { openConsumer } from "./consumer-lease.js";
 import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
 import { decodeDelivered } from "./decode-delivered.js";
 import { MessageBatches } from "./message-batches.js";
-import type { TopicHandles, TopicRuntime } from "./runtime.js";
+import type { TopicHandles, TopicRuntime } from "../runtime.js";
 import type { RetentionGapError } from "@tidemark/shared";
 
 export interface ConsumerPass {

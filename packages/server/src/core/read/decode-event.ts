@@ -1,7 +1,7 @@
 /** Builds the documented event object from a stored message of one incarnation of a topic. */
 import { cursorWithPrefix, decodeEnvelope, eventIdFor, type TidemarkEvent } from "@tidemark/shared";
 import type { JsMsg } from "@nats-io/jetstream";
-import { keepTrace } from "../observe/trace.js";
+import { keepTrace } from "../../observe/trace.js";
 
 const decoder = new TextDecoder();
 

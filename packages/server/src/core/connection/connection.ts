@@ -7,14 +7,14 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { BrokerUnavailableError, ClosedError, InvalidArgumentError } from "@tidemark/shared";
-import type { EmbeddedNatsOptions } from "../broker/embedded-options.js";
-import type { ExternalNatsOptions, ManagedNats, NatsTransport } from "../transport/types.js";
-import { natsConnectionDefaults } from "../transport/options.js";
-import { mapNatsError } from "./errors.js";
-import { featuresOf, type ServerFeatures } from "../broker/features.js";
+import type { EmbeddedNatsOptions } from "../../broker/embedded-options.js";
+import type { ExternalNatsOptions, ManagedNats, NatsTransport } from "../../transport/types.js";
+import { natsConnectionDefaults } from "../../transport/options.js";
+import { mapNatsError } from "../errors.js";
+import { featuresOf, type ServerFeatures } from "../../broker/features.js";
 import { ConnectionDrops } from "./connection-drops.js";
-import { CONNECT_WAIT_MS, PublishRequests } from "./publish-request.js";
-import { sleep } from "./sleep.js";
+import { CONNECT_WAIT_MS, PublishRequests } from "../publish/publish-request.js";
+import { sleep } from "../sleep.js";
 import type { BrokerInUse } from "./broker-log.js";
 
 export interface ConnectorOptions {
