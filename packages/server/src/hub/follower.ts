@@ -1,33 +1,34 @@
 /**
- * One hub's shared follower: a single `topic.follow()` per (topic, tenant) feeding a bounded
- * ring of recent events that every attached subscriber reads at its own pace, and the hub's one
- * live fan-out: each event is handed synchronously to the sinks (contract.ts) that reached the
- * live edge. The follower never waits for a subscriber or a sink; one the ring leaves behind, or
- * a sink that cannot take an event, catches up by replay from its own position.
+ * One hub's shared follower of (topic, tenant): it fills a bounded ring of recent events that
+ * every attached subscriber reads at its own pace, and it is the hub's one live fan-out: each
+ * event is handed synchronously to the sinks (contract.ts) that reached the live edge. Its events
+ * come from a source, one per hub mode behind one interface (source.ts): a follow of its own
+ * (follow-tenant.ts) or the topic's shared feed (follow-feed.ts). The follower never waits for a
+ * subscriber or a sink; one the ring leaves behind, or a sink that cannot take an event, catches
+ * up by replay from its own position.
  *
  * The follower also keeps the hub's watermark: every event of the tenant up to it was pushed.
  * Events move it; for an idle tenant the registry's window checks move it (see `observe`).
  */
-import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, type Cursor, type TidemarkEvent } from "@tidemark/shared";
+import type { Cursor, TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import { failureOf } from "./failure.js";
-import { IncarnationCursors, recreated, sameIncarnation, incarnationOf } from "./incarnation.js";
+import { IncarnationCursors, recreated, sameIncarnation } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
 import type { LiveSink } from "./contract.js";
-import { BrokerRetry } from "./retry.js";
-import type { TopicFeed } from "./feed.js";
+import type { FollowerSource, FollowTarget } from "./source.js";
 import { recordDelivery } from "../observe/trace.js";
-import { deferred, type FeedLink, type HubSettings } from "./settings.js";
+import { deferred, type HubSettings } from "./settings.js";
 
 export type { HubSettings };
 
 /** @internal */
-export class Follower<T = unknown> {
+export class Follower<T = unknown> implements FollowTarget<T> {
   readonly topic: Topic<T>;
   readonly tenantId: string | undefined;
-  /** Attached and catching-up subscribers; the follower retires when it drops to zero. */
+  /** Attached and catching-up subscribers, and sinks; the follower retires when it drops to zero. */
   members = 0;
   /** Set once the follower has started: events above `ring.floor` are in the ring. */
   ring: Ring<T> | undefined;
@@ -44,28 +45,39 @@ export class Follower<T = unknown> {
   /** Serial of the head read the follower started from (see {@link HeadRead.serial}). */
   startSerial = 0;
   readonly #settings: HubSettings;
+  readonly #source: FollowerSource<T>;
   readonly #abort = new AbortController();
   #last = 0;
   #tick = deferred();
   #refreshedAt = 0;
   #refreshing = false;
-  readonly #link: FeedLink<T> | undefined;
-  #feed: TopicFeed<T> | undefined;
-  /** Events the feed handed over while the backfill below its seam runs. */
-  #buffer: TidemarkEvent<T>[] | undefined;
   /** The live fan-out: sinks at the live edge, each with the release of the membership it holds. */
   readonly #sinks = new Map<LiveSink<T>, () => void>();
 
-  /** With `link`, the follower reads its topic's shared feed instead of a `follow()` of its own. */
-  constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, link?: FeedLink<T>) {
+  constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, source: FollowerSource<T>) {
     this.topic = topic;
     this.tenantId = tenantId;
     this.#settings = settings;
-    this.#link = link;
+    this.#source = source;
   }
 
   get retired(): boolean {
     return this.#abort.signal.aborted;
+  }
+
+  /** @internal FollowTarget */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** @internal FollowTarget: sequence of the last event pushed. */
+  get last(): number {
+    return this.#last;
+  }
+
+  /** @internal FollowTarget */
+  get incarnation(): string | undefined {
+    return this.cursors?.incarnation;
   }
 
   /** Resolves at the next push, watermark move, failure or retirement. */
@@ -80,23 +92,26 @@ export class Follower<T = unknown> {
 
   /**
    * Starts following unless already started. The first subscriber's position seeds the start
-   * (if it is within `maxBackfillSequences` of the head, or on a topic feed within its backlog's
-   * reach), so a fresh hub whose first subscribers resume a little behind serves them from the
-   * ring instead of one replay each.
+   * (if it is within the source's reach behind the head: `maxBackfillSequences`, or on a topic
+   * feed its backlog's), so a fresh hub whose first subscribers resume a little behind serves
+   * them from the ring instead of one replay each.
    */
   start(position: number, head: HeadRead): void {
     if (this.ring) return;
     const headSequence = head.sequence;
     this.cursors = new IncarnationCursors(head.cursor, (s) => this.topic.cursorAt(s));
     this.startSerial = head.serial;
-    const reach = this.#link ? this.#settings.backlogSequences : this.#settings.maxBackfillSequences;
-    const from = headSequence - position <= reach ? Math.min(position, headSequence) : headSequence;
+    const from = headSequence - position <= this.#source.reach ? Math.min(position, headSequence) : headSequence;
     this.ring = new Ring<T>(from, this.#settings.ringEvents, this.#settings.ringBytes);
     this.watermark = from;
     this.#last = from;
     this.#refreshedAt = Date.now();
-    if (this.#link) void this.#runShared(from, head, this.#link);
-    else void this.#run(from, headSequence);
+    const signal = this.#abort.signal;
+    this.#source.run(this, from, head).catch(async (err: unknown) => {
+      if (signal.aborted) return;
+      const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors?.incarnation);
+      if (!signal.aborted) this.fail(failure);
+    });
   }
 
   /** Wakes every waiting subscriber (one of them was aborted). */
@@ -108,8 +123,7 @@ export class Follower<T = unknown> {
   retire(): void {
     if (this.#abort.signal.aborted) return;
     this.#abort.abort();
-    this.#feed?.detach(this);
-    this.#buffer = undefined;
+    this.#source.stop();
     this.#wake();
     this.onEnd?.();
     for (const sink of [...this.#sinks.keys()]) if (this.#drop(sink)) sink.detached(this.error);
@@ -192,38 +206,18 @@ export class Follower<T = unknown> {
   }
 
   /**
-   * Moves the watermark to the window's head (read before this call) when the tenant has nothing
-   * up to it that this follower did not push — the source's rule for idle tenants: its newest
-   * retained event is at or below the follower's last one, and retention had removed nothing past
-   * the current watermark (else an event removed before the follower got it would go unnoticed).
-   * One `latestCursor()` per hub, whatever its subscriber count; none when the follower's
-   * own events are already past the head. Called after `observe()` returned true.
+   * Moves the watermark to where the source says an idle tenant's events were all pushed (see
+   * `FollowerSource.idleMark`). Called after `observe()` returned true.
    */
   async refreshWatermark(window: TopicWindow): Promise<void> {
-    const { head, first } = window;
     this.#refreshing = true;
     try {
       if (this.retired) return;
-      if (this.#feed) {
-        // The feed handed over every event up to its position: no lookup needed.
-        const position = this.#feed.position;
-        this.#refreshedAt = Date.now();
-        if (position > this.watermark) {
-          this.watermark = position;
-          this.#wake();
-          this.#advance();
-        }
-        return;
-      }
-      if (this.#last < head) {
-        if (first !== undefined && first > this.watermark + 1) return;
-        const latest = await this.topic.latestCursor({ tenantId: this.tenantId });
-        if (this.retired) return;
-        if (latest !== undefined && (!this.#sameStream(latest) || this.topic.cursorSequence(latest) > this.#last)) return;
-      }
+      const mark = await this.#source.idleMark(this, window);
+      if (mark === undefined || this.retired) return;
       this.#refreshedAt = Date.now();
-      if (head > this.watermark) {
-        this.watermark = head;
+      if (mark > this.watermark) {
+        this.watermark = mark;
         this.#wake();
         this.#advance();
       }
@@ -234,133 +228,27 @@ export class Follower<T = unknown> {
     }
   }
 
-  #sameStream(cursor: string): boolean {
-    if (sameIncarnation(incarnationOf(cursor), this.cursors?.incarnation)) return true;
-    this.fail(recreated(this.topic.id));
-    return false;
+  /** @internal FollowTarget */
+  push(event: TidemarkEvent<T>): void {
+    this.#push(event);
   }
 
-  async #run(from: number, head: number): Promise<void> {
-    const { topic, tenantId } = this;
-    const signal = this.#abort.signal;
-    // Broker trouble (a timeout, a reconnect) is retried here, from the last event pushed, so
-    // that it does not fail every subscriber at once and send them all back at the broker.
-    const retry = new BrokerRetry();
-    try {
-      let backfilled = from >= head;
-      while (!backfilled && !signal.aborted) {
-        try {
-          const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(head), tenantId, signal });
-          for await (const event of backlog) {
-            this.#push(event);
-            retry.progress();
-          }
-          backfilled = true;
-        } catch (err) {
-          if (signal.aborted) return;
-          // The seeding cursor was overtaken by retention: start at the head instead; the
-          // subscribers below it fall back to their own replay and get their own gap.
-          if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) {
-            this.ring!.reset(head);
-            this.#last = head;
-            backfilled = true;
-          } else await retry.wait(err);
-        }
-      }
-      if (signal.aborted) return;
-      this.live = true;
-      if (head > this.watermark) this.watermark = head;
-      this.#wake();
-      while (!signal.aborted) {
-        try {
-          const after = this.cursorAt(Math.max(this.#last, this.watermark));
-          for await (const event of topic.follow({ after, tenantId, signal })) {
-            this.#push(event);
-            retry.progress();
-          }
-          if (!signal.aborted) throw new BrokerUnavailableError("the hub's follower ended unexpectedly");
-        } catch (err) {
-          if (signal.aborted) return;
-          // Retention passed the follow's start, but not the watermark: the tenant had nothing
-          // in what was removed (an idle tenant on a busy topic). Follow on from the watermark.
-          if (err instanceof RetentionGapError && err.firstAvailableSequence <= this.watermark + 1) continue;
-          await retry.wait(err);
-        }
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
-      if (!signal.aborted) this.fail(failure);
-    }
+  /** @internal FollowTarget */
+  reached(sequence: number): void {
+    if (sequence > this.#last) this.#last = sequence;
   }
 
-  /** @internal An event of the tenant from the topic's feed. */
-  deliver(event: TidemarkEvent<T>): void {
-    if (this.#buffer) this.#buffer.push(event);
-    else if (this.live) this.#push(event);
+  /** @internal FollowTarget */
+  skipTo(sequence: number): void {
+    this.ring!.reset(sequence);
+    this.#last = sequence;
   }
 
-  /**
-   * Hub mode "topic": joins the feed, replays the tenant from the start position up to the
-   * feed's position at the join (the seam) while the feed's newer events wait in a buffer, then
-   * pushes those. `#push` drops what is at or below the last pushed sequence, so the seam has no
-   * hole and no duplicate.
-   */
-  async #runShared(from: number, head: HeadRead, link: FeedLink<T>): Promise<void> {
-    const { topic, tenantId } = this;
-    const signal = this.#abort.signal;
-    try {
-      const feed = link.feedFor(head);
-      if (!feed) throw recreated(topic.id);
-      this.#feed = feed;
-      this.#buffer = [];
-      const seam = feed.attach(this);
-      // Served from the feed's recent events when it holds (or can read, once for every tenant
-      // asking) everything above our position; else a replay of our own, below.
-      if (this.#last < seam) {
-        const why = await feed.cover(this.#last);
-        const events = why === undefined && !signal.aborted ? feed.backlog.slice(tenantId, this.#last, seam) : undefined;
-        if (events) {
-          for (const event of events) this.#push(event);
-          if (this.#last < seam) this.#last = seam;
-          link.stats.covered++;
-        } else if (!signal.aborted) link.stats.fellBack(why ?? "trimmed after the cover");
-      }
-      const retry = new BrokerRetry();
-      while (this.#last < seam && !signal.aborted) {
-        const release = await link.limiter.acquire();
-        try {
-          if (signal.aborted) return;
-          const backlog = topic.replay({ after: this.cursorAt(this.#last), until: this.cursorAt(seam), tenantId, signal });
-          for await (const event of backlog) {
-            this.#push(event);
-            retry.progress();
-          }
-          if (this.#last < seam) this.#last = seam;
-        } catch (err) {
-          if (signal.aborted) return;
-          // As in `#run`: subscribers below the seam fall back to their own replay and gap.
-          if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) {
-            this.ring!.reset(seam);
-            this.#last = seam;
-          } else await retry.wait(err);
-        } finally {
-          release();
-        }
-      }
-      if (signal.aborted) return;
-      const buffered = this.#buffer ?? [];
-      this.#buffer = undefined;
-      for (const event of buffered) this.#push(event);
-      this.live = true;
-      if (seam > this.watermark) this.watermark = seam;
-      link.stats.caughtUp();
-      this.#wake();
-    } catch (err) {
-      if (signal.aborted) return;
-      const failure = await failureOf(err, topic as Topic<unknown>, this.cursors?.incarnation);
-      if (!signal.aborted) this.fail(failure);
-    }
+  /** @internal FollowTarget */
+  goLive(sequence: number): void {
+    this.live = true;
+    if (sequence > this.watermark) this.watermark = sequence;
+    this.#wake();
   }
 
   #push(event: TidemarkEvent<T>): void {

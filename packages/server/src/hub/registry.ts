@@ -10,6 +10,8 @@
 import { ClosedError, InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
+import { FeedFollow } from "./follow-feed.js";
+import { TenantFollow } from "./follow-tenant.js";
 import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
 import { run } from "./subscriber.js";
@@ -159,8 +161,11 @@ export class HubRegistry {
     if (!byTenant) this.#followers.set(key, (byTenant = new Map()));
     let follower = byTenant.get(tenantId) as Follower<T> | undefined;
     if (!follower) {
-      const link = this.shared(key) ? { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats } : undefined;
-      const created = new Follower<T>(topic, tenantId, this.#settings, link);
+      const settings = this.#settings;
+      const source = this.shared(key)
+        ? new FeedFollow<T>({ feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats }, settings.backlogSequences)
+        : new TenantFollow<T>(settings.maxBackfillSequences);
+      const created = new Follower<T>(topic, tenantId, settings, source);
       created.onEnd = () => {
         if (byTenant.get(tenantId) === (created as Follower<unknown>)) byTenant.delete(tenantId);
         if (byTenant.size === 0 && this.#followers.get(key) === byTenant) this.#followers.delete(key);

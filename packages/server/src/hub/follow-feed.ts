@@ -1,0 +1,96 @@
+/**
+ * Hub mode "topic": a follower reads its tenant's events from the topic's shared feed (feed.ts,
+ * one whole-topic consumer per topic per process). It joins the feed, replays the tenant from
+ * the start position up to the feed's position at the join (the seam) while the feed's newer
+ * events wait in a buffer, then pushes those. The follower drops what is at or below its last
+ * pushed sequence, so the seam has no hole and no duplicate.
+ */
+import { ErrorCode, isTidemarkError, type TidemarkEvent } from "@tidemark/shared";
+import type { HeadRead } from "./head.js";
+import { recreated } from "./incarnation.js";
+import { BrokerRetry } from "./retry.js";
+import type { FeedMember, TopicFeed } from "./feed.js";
+import type { FeedLink } from "./settings.js";
+import type { FollowerSource, FollowTarget } from "./source.js";
+
+/** @internal */
+export class FeedFollow<T> implements FollowerSource<T> {
+  readonly #link: FeedLink<T>;
+  #feed: TopicFeed<T> | undefined;
+  #member: FeedMember<T> | undefined;
+  /** Events the feed handed over while the backfill below the seam runs. */
+  #buffer: TidemarkEvent<T>[] | undefined;
+
+  constructor(link: FeedLink<T>, readonly reach: number) {
+    this.#link = link;
+  }
+
+  async run(target: FollowTarget<T>, from: number, head: HeadRead): Promise<void> {
+    const link = this.#link;
+    const { topic, tenantId, signal } = target;
+    const feed = link.feedFor(head);
+    if (!feed) throw recreated(topic.id);
+    this.#feed = feed;
+    this.#buffer = [];
+    const member: FeedMember<T> = {
+      tenantId,
+      get watermark() {
+        return target.watermark;
+      },
+      deliver: (event) => {
+        if (this.#buffer) this.#buffer.push(event);
+        else if (target.live) target.push(event);
+      },
+      fail: (err) => target.fail(err),
+    };
+    this.#member = member;
+    const seam = feed.attach(member);
+    // Served from the feed's recent events when it holds (or can read, once for every tenant
+    // asking) everything above our position; else a replay of our own, below.
+    if (target.last < seam) {
+      const why = await feed.cover(target.last);
+      const events = why === undefined && !signal.aborted ? feed.backlog.slice(tenantId, target.last, seam) : undefined;
+      if (events) {
+        for (const event of events) target.push(event);
+        target.reached(seam);
+        link.stats.covered++;
+      } else if (!signal.aborted) link.stats.fellBack(why ?? "trimmed after the cover");
+    }
+    const retry = new BrokerRetry();
+    while (target.last < seam && !signal.aborted) {
+      const release = await link.limiter.acquire();
+      try {
+        if (signal.aborted) return;
+        const backlog = topic.replay({ after: target.cursorAt(target.last), until: target.cursorAt(seam), tenantId, signal });
+        for await (const event of backlog) {
+          target.push(event);
+          retry.progress();
+        }
+        target.reached(seam);
+      } catch (err) {
+        if (signal.aborted) return;
+        // As in mode "tenant": subscribers below the seam fall back to their own replay and gap.
+        if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) target.skipTo(seam);
+        else await retry.wait(err);
+      } finally {
+        release();
+      }
+    }
+    if (signal.aborted) return;
+    const buffered = this.#buffer ?? [];
+    this.#buffer = undefined;
+    for (const event of buffered) target.push(event);
+    target.goLive(seam);
+    link.stats.caughtUp();
+  }
+
+  /** The feed handed over every event up to its position: no lookup needed. */
+  async idleMark(): Promise<number | undefined> {
+    return this.#feed?.position;
+  }
+
+  stop(): void {
+    if (this.#feed && this.#member) this.#feed.detach(this.#member);
+    this.#buffer = undefined;
+  }
+}
