@@ -6,19 +6,32 @@
 /** A one-shot cancel flag with the part of AbortSignal a hub subscription needs. */
 export class Cancellation {
   aborted = false;
-  #follower: { poke(): void } | undefined;
+  #follower: { poke(): void; detach(sink: object): void } | undefined;
+  /** The sink its iteration handed to the follower's live fan-out (see `handOff`). */
+  #sink: object | undefined;
   #controller: AbortController | undefined;
 
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.#follower?.poke();
+    if (this.#sink) this.#follower?.detach(this.#sink);
+    else this.#follower?.poke();
     this.#controller?.abort();
   }
 
-  /** @internal */
-  watch(follower: { poke(): void } | undefined): void {
+  /** @internal The follower its iteration waits on: an abort wakes it. */
+  watch(follower: { poke(): void; detach(sink: object): void } | undefined): void {
     this.#follower = follower;
+    this.#sink = undefined;
+  }
+
+  /**
+   * @internal Its iteration handed `sink` to the follower's live fan-out: an abort takes it out.
+   * Two fields, not a closure: one per subscription of the bridge.
+   */
+  handOff(follower: { poke(): void; detach(sink: object): void }, sink: object): void {
+    this.#follower = follower;
+    this.#sink = sink;
   }
 
   /** A real AbortSignal tied to this cancellation, made on first use (for replays). */

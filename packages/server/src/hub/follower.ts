@@ -51,8 +51,8 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   #tick = deferred();
   #refreshedAt = 0;
   #refreshing = false;
-  /** The live fan-out: sinks at the live edge, each with the release of the membership it holds. */
-  readonly #sinks = new Map<LiveSink<T>, () => void>();
+  /** The live fan-out: sinks at the live edge, each holding a membership. */
+  readonly #sinks = new Set<LiveSink<T>>();
 
   constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, source: FollowerSource<T>) {
     this.topic = topic;
@@ -126,21 +126,27 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.#source.stop();
     this.#wake();
     this.onEnd?.();
-    for (const sink of [...this.#sinks.keys()]) if (this.#drop(sink)) sink.detached(this.error);
+    for (const sink of [...this.#sinks]) if (this.#drop(sink)) sink.detached(this.error);
   }
 
   /**
    * Adds `sink` to the live fan-out. Its subscriber read the ring to its end and saw the follower
    * live, synchronously before this call, so the next event pushed is the sink's next one: no
-   * hole, no duplicate. The sink holds its subscriber's membership: `release` runs once, when it
-   * is detached. Returns its detach (which makes no `detached()` call).
+   * hole, no duplicate. The sink takes over its subscriber's membership: it is given back when
+   * the sink is detached (`detach`, a full sink, the follower's end).
    */
-  attach(sink: LiveSink<T>, release: () => void): () => void {
-    if (this.retired || this.#sinks.has(sink)) {
-      release();
-      if (this.retired) sink.detached(this.error);
-    } else this.#sinks.set(sink, release);
-    return () => void this.#drop(sink);
+  attach(sink: LiveSink<T>): void {
+    if (!this.retired && !this.#sinks.has(sink)) {
+      this.#sinks.add(sink);
+      return;
+    }
+    this.members--;
+    if (this.retired) sink.detached(this.error);
+  }
+
+  /** Takes `sink` out of the live fan-out (no `detached()` call); the last member out retires the follower. */
+  detach(sink: LiveSink<T>): void {
+    this.#drop(sink);
   }
 
   /** Sinks in the live fan-out (for stats and tests). */
@@ -149,17 +155,15 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   }
 
   #drop(sink: LiveSink<T>): boolean {
-    const release = this.#sinks.get(sink);
-    if (!release) return false;
-    this.#sinks.delete(sink);
-    release();
+    if (!this.#sinks.delete(sink)) return false;
+    if (--this.members <= 0) this.retire();
     return true;
   }
 
   /** Hands a pushed event to every sink above which it is; one that cannot take it is detached. */
   #fanOut(event: TidemarkEvent<T>): void {
     const seq = event.streamSequence;
-    for (const sink of this.#sinks.keys()) {
+    for (const sink of this.#sinks) {
       if (seq <= sink.position) continue;
       if (sink.canTake()) sink.take(event);
       else if (this.#drop(sink)) sink.detached();
@@ -171,7 +175,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     if (this.#sinks.size === 0) return;
     const position = this.watermark;
     const cursor = this.cursorAt(position);
-    for (const sink of this.#sinks.keys()) if (sink.position < position) sink.caughtUp(cursor, position);
+    for (const sink of this.#sinks) if (sink.position < position) sink.caughtUp(cursor, position);
   }
 
   /** Ends the follower with `err`: its subscribers drain the ring, then get it. */

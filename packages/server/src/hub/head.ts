@@ -79,13 +79,15 @@ export class HeadReader {
   #schedule(): void {
     const pending = this.#pending;
     if (!pending) return;
-    const wait = pending.urgent ? 0 : this.#lastStart + this.#spacingMs - Date.now();
+    const wait = pending.urgent ? 0 : this.#lastStart + this.#spacingMs - performance.now();
     if (wait <= 0) {
       if (pending.timer) clearTimeout(pending.timer);
       this.#start(pending);
     } else {
-      // Looked at again when it fires: a timer counts from the event loop's cached time, so
-      // after a long tick it fires early by that much (7 ms seen under load).
+      // A sub-millisecond clock: Date.now() truncates, so a start late in a millisecond let the
+      // next one come up to a millisecond early. Looked at again when it fires: a timer counts
+      // from the event loop's cached time, so after a long tick it fires early by that much (7 ms
+      // seen under load).
       pending.timer ??= setTimeout(() => {
         pending.timer = undefined;
         this.#schedule();
@@ -96,7 +98,7 @@ export class HeadReader {
   #start(pending: Pending): void {
     this.#pending = undefined;
     this.#inflight = true;
-    this.#lastStart = Date.now();
+    this.#lastStart = performance.now();
     this.reads++;
     const serial = ++this.#serial;
     this.#readOnce(serial).then(pending.resolve, pending.reject).finally(() => {

@@ -122,10 +122,11 @@ export async function* run<T>(
             if (live) {
               // At the live edge (the ring read to its end, synchronously before this): the
               // follower pushes from here on, and the sink holds our membership.
-              const detach = follower.attach(live as LiveSink<T>, () => registry.release(follower as Follower<unknown>));
+              const sink = live as LiveSink<T>;
+              follower.attach(sink);
               handedOff = true;
-              if (cancel) cancel.watch({ poke: detach });
-              else options.signal?.addEventListener("abort", detach, { once: true });
+              if (cancel) cancel.handOff(follower, sink);
+              else options.signal?.addEventListener("abort", () => follower.detach(sink), { once: true });
               return;
             }
           }
