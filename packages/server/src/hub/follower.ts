@@ -51,6 +51,8 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   #tick = deferred();
   #refreshedAt = 0;
   #refreshing = false;
+  #cursorSequence = -1;
+  #cursor: Cursor | undefined;
   /** The live fan-out: sinks at the live edge, each holding a membership. */
   readonly #sinks = new Set<LiveSink<T>>();
 
@@ -85,9 +87,17 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     return this.#tick.promise;
   }
 
-  /** A cursor of the follower's incarnation. */
+  /**
+   * A cursor of the follower's incarnation. The last one made is kept and given again: the idle
+   * subscribers of a hub all stand at its watermark, and each bridge subscription keeps the
+   * cursor it was given, so they share one string instead of one each (72 bytes a subscription).
+   */
   cursorAt(sequence: number): Cursor {
-    return this.cursors ? this.cursors.at(sequence) : this.topic.cursorAt(sequence);
+    if (sequence === this.#cursorSequence && this.#cursor !== undefined) return this.#cursor;
+    const cursor = this.cursors ? this.cursors.at(sequence) : this.topic.cursorAt(sequence);
+    this.#cursorSequence = sequence;
+    this.#cursor = cursor;
+    return cursor;
   }
 
   /**
@@ -100,6 +110,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     if (this.ring) return;
     const headSequence = head.sequence;
     this.cursors = new IncarnationCursors(head.cursor, (s) => this.topic.cursorAt(s));
+    this.#cursor = undefined;
     this.startSerial = head.serial;
     const from = headSequence - position <= this.#source.reach ? Math.min(position, headSequence) : headSequence;
     this.ring = new Ring<T>(from, this.#settings.ringEvents, this.#settings.ringBytes);
