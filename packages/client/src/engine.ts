@@ -1,11 +1,11 @@
 /**
  * The engine as tabs reach it ({@link EngineApi}), in the SharedWorker (worker.ts), in the
  * elected leader tab (tab/leader.ts) or in a tab of its own. Its settings come with the first
- * tab that attaches, so the profile's engine (worker/profile-engine.ts) is built then, ready,
+ * tab that attaches, so the profile's engine (engine/profile-engine.ts) is built then, ready,
  * and serves every tab after. Many tabs on one feed make one server subscription.
  */
 import type { EngineApi, EngineConfig, EngineStats, OpenRequest, TabMessage } from "./types.js";
-import { ProfileEngine } from "./worker/profile-engine.js";
+import { ProfileEngine } from "./engine/profile-engine.js";
 
 /** @internal */
 export class Engine implements EngineApi {

@@ -7,7 +7,7 @@
  */
 import { keepErrorCodes } from "./comlink-errors.js";
 import { Engine } from "./engine.js";
-import { serve } from "./worker/serve.js";
+import { serve } from "./engine/serve.js";
 
 keepErrorCodes();
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine } from "../src/engine.js";
-import { FLUSH_INTERVAL_MS } from "../src/worker/delivery.js";
+import { FLUSH_INTERVAL_MS } from "../src/engine/delivery.js";
 import { attachTab, engines, startBridge, topic, until, useEngineSuite } from "./engine-fixture.js";
 
 useEngineSuite();

@@ -5,18 +5,17 @@
  * to it again (history survives in IndexedDB).
  */
 import { fromErrorPayload, toErrorPayload, type ErrorPayload } from "@tidemark/shared";
+import { callEngine, forwardCalls, type EngineCall } from "../engine-calls.js";
 import { Engine } from "../engine.js";
 import { packer, unpacker, type Packet } from "../tab-wire.js";
 import type { EngineApi, TabMessage } from "../types.js";
-
-type Method = Exclude<keyof EngineApi, "attach">;
 
 /** @internal Messages on the channel. */
 export type ChannelMessage =
   | { t: "leader"; leader: string }
   | { t: "who" }
   | { t: "attach"; to: string; from: string; id: number; args: Parameters<EngineApi["attach"]>[0 | 1][] }
-  | { t: "call"; to: string; from: string; id: number; method: Method; args: unknown[] }
+  | { t: "call"; to: string; from: string; id: number; method: EngineCall; args: unknown[] }
   | { t: "reply"; to: string; id: number; ok: true; value: unknown }
   | { t: "reply"; to: string; id: number; ok: false; error: ErrorPayload }
   /** Every follower receives every push: items travel as JSON strings (tab-wire.ts). */
@@ -44,7 +43,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
   let releaseLock: (() => void) | undefined;
 
   const remote = (leaderId: string): EngineApi => {
-    const call = (method: Method | "attach", args: unknown[]) =>
+    const call = (method: EngineCall | "attach", args: unknown[]) =>
       new Promise<unknown>((resolve, reject) => {
         const id = ++nextId;
         const timer = setTimeout(() => {
@@ -59,16 +58,9 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
         else post({ t: "call", to: leaderId, from: tabId, id, method, args });
       });
     return {
+      ...forwardCalls(call),
       // The follower's getToken stays home: the leader asks its own page.
       attach: (tab, config) => call("attach", [tab, config]) as Promise<void>,
-      open: (...a) => call("open", a) as Promise<void>,
-      close: (...a) => call("close", a) as Promise<void>,
-      heartbeat: (...a) => call("heartbeat", a) as Promise<boolean>,
-      focus: (...a) => call("focus", a) as Promise<void>,
-      network: (...a) => call("network", a) as Promise<void>,
-      visible: (...a) => call("visible", a) as Promise<void>,
-      detach: (...a) => call("detach", a) as Promise<void>,
-      stats: () => call("stats", []) as Promise<never>,
     };
   };
 
@@ -91,7 +83,7 @@ export function joinElection(name: string, tabId: string, election: LeaderElecti
         const run =
           m.t === "attach"
             ? engine.attach(m.args[0] as never, m.args[1] as never, packer((packet) => post({ t: "push", to: from, packet })))
-            : (engine[m.method] as (...a: unknown[]) => Promise<unknown>)(...m.args);
+            : callEngine(engine, m.method, m.args);
         run.then(
           (value) => post({ t: "reply", to: from, id: m.id, ok: true, value }),
           (err) => post({ t: "reply", to: from, id: m.id, ok: false, error: toErrorPayload(err) }),

@@ -4,7 +4,7 @@
  */
 import { pickEffectTab } from "./effects.js";
 import type { FeedLog } from "../feed-log.js";
-import type { Feed, Member, Tab } from "./model.js";
+import { refusalOf, type Feed, type Member, type Tab } from "./model.js";
 import type { Status } from "../state.js";
 import type { ErrorPayload } from "@tidemark/shared";
 import type { FeedItem, TabMessage } from "../types.js";
@@ -99,8 +99,9 @@ export class Delivery {
     m.ready = true;
     // A live feed has no history: a tab that joins it gets only what comes next.
     const items = feed.request.mode === "hub" ? log.items.slice() : [];
-    this.send(m.tab, { type: "snapshot", sub: m.subId, items, caughtUp: feed.caughtUp, replace: m.snapshots++ > 0 });
-    if (feed.refused) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
+    this.send(m.tab, { type: "snapshot", sub: m.subId, items, caughtUp: feed.state.kind === "caught_up", replace: m.snapshots++ > 0 });
+    const refusal = refusalOf(feed);
+    if (refusal) this.send(m.tab, { type: "sub_error", sub: m.subId, error: refusal });
     this.sendStatus(m.tab);
   }
 
@@ -111,7 +112,9 @@ export class Delivery {
 
   /** Tells the feed's shown tabs why the server refused or ended it. */
   refused(feed: Feed): void {
-    for (const m of feed.members) if (m.ready && feed.refused) this.send(m.tab, { type: "sub_error", sub: m.subId, error: feed.refused });
+    const refusal = refusalOf(feed);
+    if (!refusal) return;
+    for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "sub_error", sub: m.subId, error: refusal });
   }
 
   sendStatus(tab: Tab): void {

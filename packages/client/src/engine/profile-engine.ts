@@ -5,13 +5,12 @@
  * socket.ts, what reaches the tabs in delivery.ts.
  */
 import { CloseCode } from "@tidemark/shared";
-import { feedKey } from "../feed-log.js";
 import type { EngineConfig, EngineStats, OpenRequest, TabMessage } from "../types.js";
 import { Delivery } from "./delivery.js";
 import { Feeds } from "./feeds.js";
 import { handleFrame } from "./frames.js";
 import { History } from "./history.js";
-import type { Member, Tab } from "./model.js";
+import type { FeedStateChange, Member, Tab } from "./model.js";
 import { Socket } from "./socket.js";
 import { TokenSource } from "./tokens.js";
 
@@ -25,6 +24,12 @@ export interface TabInfo {
   hint: string | null;
 }
 
+/** @internal What a profile engine tells its owner besides the tabs (tests watch feeds with it). */
+export interface ProfileEngineHooks {
+  /** Each change of a feed's state, as `{ oldState, newState }`. None by default. */
+  feedState?: (change: FeedStateChange) => void;
+}
+
 /** @internal */
 export class ProfileEngine {
   private readonly tabs = new Map<string, Tab>();
@@ -36,7 +41,10 @@ export class ProfileEngine {
   private readonly feeds: Feeds;
   private readonly sweepTimer: ReturnType<typeof setInterval>;
 
-  constructor(private readonly config: EngineConfig) {
+  constructor(
+    private readonly config: EngineConfig,
+    hooks: ProfileEngineHooks = {},
+  ) {
     this.history = new History(config.database, config.principal);
     this.tokens = new TokenSource(() => this.tokenProviders(), config.tokenRefreshMs, (token) => this.socket.send({ type: "refresh", token }));
     this.socket = new Socket(config.url, config.backoff, config.connectTimeoutMs, {
@@ -60,7 +68,7 @@ export class ProfileEngine {
       error: () => (this.socket.state.kind === "failed" ? this.socket.state.error : undefined),
       mayShow: (feed) => this.feeds.mayShow(feed),
     });
-    this.feeds = new Feeds({ config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery });
+    this.feeds = new Feeds({ config, socket: this.socket, history: this.history, tokens: this.tokens, delivery: this.delivery, feedState: hooks.feedState });
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, config.tabTimeoutMs / 3));
   }
 
@@ -109,16 +117,7 @@ export class ProfileEngine {
     const tab = this.tabs.get(tabId);
     if (!tab) throw new Error(`unknown tab ${tabId}: attach first`);
     tab.lastSeen = Date.now();
-    const key = feedKey(request.mode, request.topic, request.tenantId);
-    let feed = this.feeds.byKey.get(key);
-    if (!feed) {
-      feed = this.feeds.create(key, request);
-    } else if (feed.refused && !this.feeds.wire.has(feed) && tab.subs.get(request.id)?.feed !== feed) {
-      // Opened again by the app (a new subscription, not the tab's re-open of the same one, as
-      // `onEffect` makes): ask the server again (and show nothing saved until it answers).
-      feed.refused = undefined;
-      this.feeds.subscribe(feed);
-    }
+    const feed = this.feeds.open(request, tab.subs.get(request.id)?.feed);
     const member: Member = { tab, subId: request.id, effects: request.effects, ready: false, snapshots: 0, feed };
     const replaced = tab.subs.get(request.id);
     if (replaced) replaced.feed.members.delete(replaced);
@@ -169,10 +168,10 @@ export class ProfileEngine {
 
   stats(): EngineStats {
     let items = 0;
-    for (const feed of this.feeds.byKey.values()) items += feed.log?.items.length ?? 0;
+    for (const feed of this.feeds.all()) items += feed.log?.items.length ?? 0;
     return {
       tabs: this.tabs.size,
-      feeds: this.feeds.byKey.size,
+      feeds: this.feeds.size,
       status: this.feeds.status(undefined),
       connectionId: this.connectionId,
       socketsOpened: this.socket.opened,
