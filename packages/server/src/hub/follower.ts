@@ -17,7 +17,7 @@ import { failureOf } from "./failure.js";
 import { IncarnationCursors, recreated, sameIncarnation } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
-import type { LiveSink } from "./contract.js";
+import type { LiveSink } from "./sink.js";
 import type { FollowerSource, FollowTarget } from "./source.js";
 import { recordDelivery } from "../observe/trace.js";
 import { deferred, type HubSettings } from "./settings.js";
