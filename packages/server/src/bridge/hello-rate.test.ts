@@ -39,9 +39,9 @@ describe("hello rate", () => {
 
   it("hello rate - the schedule drains as time passes", () => {
     const rate = new HelloRate(10, 1_000, 1); // 10 hellos/s: a slot is 100 ms
-    for (let i = 0; i < 50; i++) rate.comebackMs(0, 0, zero); // handed out up to 6 s
-    expect(rate.comebackMs(0, 0, zero)).toBe(6_000);
-    expect(rate.comebackMs(0, 5_000, zero)).toBe(1_100); // 5 s later: the slot after the last one
+    for (let i = 0; i < 50; i++) rate.comebackMs(0, 0, zero); // handed out up to 5 s after the floor
+    expect(rate.comebackMs(0, 0, zero)).toBe(COMEBACK_MIN_MS + 5_000);
+    expect(rate.comebackMs(0, 5_000, zero)).toBe(COMEBACK_MIN_MS + 100); // 5 s later: the slot after the last one
     expect(rate.comebackMs(0, 60_000, zero)).toBe(COMEBACK_MIN_MS); // long after: the floor again
   });
 
@@ -53,7 +53,7 @@ describe("hello rate", () => {
   });
 
   it("hello rate - past 30 s of schedule, comebacks spread over the whole window and promise no slot", () => {
-    const rate = new HelloRate(10, 1_000, 1); // a slot is 100 ms: 290 slots fill the window
+    const rate = new HelloRate(10, 1_000, 1); // a slot is 100 ms: 298 slots fill the window
     const hints = Array.from({ length: 1_000 }, (_, i) => rate.comebackMs(0, 0, () => (i % 100) / 100));
     for (const h of hints) {
       expect(h).toBeGreaterThanOrEqual(COMEBACK_MIN_MS);
@@ -62,7 +62,7 @@ describe("hello rate", () => {
     const overflow = hints.slice(300);
     expect(Math.min(...overflow)).toBe(COMEBACK_MIN_MS);
     expect(Math.max(...overflow)).toBeGreaterThan(COMEBACK_MAX_MS * 0.95);
-    // The schedule stopped at the window's end (1 s + 291 slots): 20 s later, the next slot is 10.1 s away.
-    expect(rate.comebackMs(0, 20_000, zero)).toBe(10_100);
+    // The schedule stopped at the window's end (298 slots after the floor): 20 s later, the next slot is 10.05 s away.
+    expect(rate.comebackMs(0, 20_000, zero)).toBe(COMEBACK_MIN_MS + 29_800 - 20_000);
   });
 });

@@ -4,8 +4,11 @@
  * complete, so that a crowd larger than the cap returns evenly instead of backing off blindly.
  */
 
-/** The earliest comeback a refusal names, in ms. */
-export const COMEBACK_MIN_MS = 1_000;
+/**
+ * The earliest comeback a refusal names, in ms: never straight back. The schedule spaces the
+ * comebacks; this only keeps an over-optimistic estimate from bouncing a crowd at once.
+ */
+export const COMEBACK_MIN_MS = 250;
 /** The latest comeback a refusal names, in ms. */
 export const COMEBACK_MAX_MS = 30_000;
 
@@ -20,7 +23,7 @@ export const COMEBACK_MAX_MS = 30_000;
  * @example
  * const rate = new HelloRate(1000);
  * rate.completed(120);                  // a hello answered 120 ms after its socket opened
- * rate.comebackMs(1000, Date.now());    // ~1,120 ms for the first refused, one slot more for each next
+ * rate.comebackMs(1000, Date.now());    // ~370 ms for the first refused, one slot more for each next
  */
 export class HelloRate {
   readonly #places: number;
