@@ -43,6 +43,21 @@ describe("state", () => {
     expect(actions.at(-1)).toBe("schedule:1050");
   });
 
+  it("state - a drain before welcome is honoured: the server's delay plus full jitter under the capped step", () => {
+    const backoff = { baseMs: 500, maxMs: 15_000 };
+    const drained: ConnEvent = { type: "closed", reason: "server draining", retryAfterMs: 7_000 };
+    const connecting: ConnState = { kind: "connecting", attempt: 2 };
+    // Attempt 3: a step of 4 s; the jitter is uniform below it and never shortens the server's delay.
+    const low = transition(connecting, drained, backoff, () => 0);
+    expect(low).toEqual({ state: { kind: "waiting", attempt: 3, delayMs: 7_000, reason: "server draining", hinted: true }, action: { type: "schedule", delayMs: 7_000 } });
+    expect(transition(connecting, drained, backoff, () => 0.999_999).action).toEqual({ type: "schedule", delayMs: 7_000 + 3_999 });
+    // Long past the cap the jitter stays full (uniform below 15 s), not pinned at the cap: a crowd stays spread.
+    expect(transition({ kind: "connecting", attempt: 30 }, drained, backoff, () => 0.5).action).toEqual({ type: "schedule", delayMs: 7_000 + 7_500 });
+    // A page made visible does not cut a wait the server asked for; an unhinted long wait it does.
+    expect(transition(low.state, { type: "visible" }).action.type).toBe("none");
+    expect(transition(transition(connecting, { type: "closed", reason: "x" }, { baseMs: 5_000 }, () => 0.9).state, { type: "visible" }).action.type).toBe("connect");
+  });
+
   it("state - offline disconnects and online reconnects at once", () => {
     const { state, actions } = run([{ type: "start" }, { type: "welcome", connectionId: "c" }, { type: "offline" }, { type: "closed", reason: "late close" }, { type: "online" }]);
     expect(actions).toEqual(["connect", "none", "disconnect", "none", "connect"]);

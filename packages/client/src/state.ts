@@ -17,7 +17,8 @@ export type ConnState =
   | { kind: "idle" }
   | { kind: "connecting"; attempt: number }
   | { kind: "open"; attempt: 0; connectionId: string }
-  | { kind: "waiting"; attempt: number; delayMs: number; reason: string }
+  /** `hinted`: the server named the delay (a `drain` frame); a page made visible does not cut it short. */
+  | { kind: "waiting"; attempt: number; delayMs: number; reason: string; hinted?: true }
   | { kind: "offline" }
   | { kind: "failed"; error: ErrorPayload };
 
@@ -72,8 +73,9 @@ export function transition(
       // A socket that got as far as `welcome` starts the backoff again from the first step.
       const attempt = state.kind === "open" ? 0 : state.attempt + 1;
       const jittered = backoffDelay(attempt, backoff, random);
-      const delayMs = event.retryAfterMs === undefined ? jittered : event.retryAfterMs + jittered;
-      return { state: { kind: "waiting", attempt, delayMs, reason: event.reason }, action: { type: "schedule", delayMs } };
+      if (event.retryAfterMs === undefined) return { state: { kind: "waiting", attempt, delayMs: jittered, reason: event.reason }, action: { type: "schedule", delayMs: jittered } };
+      const delayMs = event.retryAfterMs + jittered;
+      return { state: { kind: "waiting", attempt, delayMs, reason: event.reason, hinted: true }, action: { type: "schedule", delayMs } };
     }
     case "failed":
       if (state.kind === "idle" || state.kind === "offline" || state.kind === "failed") return { state, action: none };
@@ -90,7 +92,8 @@ export function transition(
       return { state, action: none };
     case "visible":
       // Only cut a long wait short; a short one is left to run so a flapping page does not hammer.
-      if (state.kind === "waiting" && state.delayMs > 2_000) {
+      // A wait the server asked for (drain: shutting down, or too busy for this socket) is kept.
+      if (state.kind === "waiting" && state.delayMs > 2_000 && !state.hinted) {
         return { state: { kind: "connecting", attempt: state.attempt }, action: { type: "connect" } };
       }
       return { state, action: none };

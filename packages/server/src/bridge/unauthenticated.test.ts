@@ -130,4 +130,32 @@ describe("unauthenticated - places", () => {
     expect(count.retryAfterMs("10.0.0.1", 4_000)).toBe(7_000);
     expect(count.retryAfterMs("::ffff:10.0.0.1", 4_000)).toBe(7_000);
   });
+
+  it("unauthenticated - a hello that was answered tells the rate how long it held its place; a silent socket does not", () => {
+    const count = new UnauthenticatedCount({ ...limits, maxUnauthenticated: 10 });
+    const before = count.rate.helloMs;
+    const silent = count.add("10.0.0.1", socket("a", []), 0)!;
+    count.remove(silent, 5_000);
+    expect(count.rate.helloMs).toBe(before);
+    const spoke = count.add("10.0.0.1", socket("b", []), 0)!;
+    count.spoke(spoke);
+    count.remove(spoke, 50);
+    expect(count.rate.helloMs).toBeLessThan(before);
+  });
+
+  it("unauthenticated - refusals name comebacks one slot apart; an address over its own cap no later than its place frees", () => {
+    const count = new UnauthenticatedCount({ ...limits, maxUnauthenticated: 100, maxUnauthenticatedPerAddress: 2 });
+    const zero = () => 0;
+    const first = count.comebackMs("10.0.0.9", 0, zero);
+    expect(count.comebackMs("10.0.0.9", 0, zero)).toBeGreaterThan(first);
+    count.add("10.0.0.1", socket("a", []), 0);
+    count.add("10.0.0.1", socket("b", []), 0);
+    // 10.0.0.1 is full: its oldest silent socket's deadline (10 s; 9 s at 1,000) bounds the hint.
+    expect(count.comebackMs("10.0.0.1", 1_000, zero)).toBeLessThanOrEqual(9_000);
+    expect(count.refusingRoom).toBe(true);
+    for (let i = 0; i < 100; i++) count.refusingOpened();
+    expect(count.refusingRoom).toBe(false);
+    count.refusingClosed();
+    expect(count.refusingRoom).toBe(true);
+  });
 });

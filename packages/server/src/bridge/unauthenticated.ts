@@ -4,7 +4,10 @@
  * them, so they are capped; but a neighbour that fills the process cap must not lock others
  * out, so a full cap makes room instead of refusing: the oldest silent socket of the address
  * holding the most is closed (1013). Past half the cap, silent sockets get a shorter deadline.
+ * Every refusal names when to come back (hello-rate.ts), and the sockets accepted only to be
+ * told so are capped too.
  */
+import { COMEBACK_MIN_MS, HelloRate } from "./hello-rate.js";
 
 /** Why a waiting socket lost its place. */
 export type ShedReason =
@@ -54,12 +57,17 @@ export class UnauthenticatedCount {
   readonly #maxPerAddress: number;
   readonly #timeMs: number;
   readonly #pressureTimeMs: number;
+  /** How fast hellos complete: the comeback times of refusals. */
+  readonly rate: HelloRate;
+  /** Sockets accepted only to be refused in-band (a `drain` frame, then 1013), still open. */
+  #refusing = 0;
 
   constructor(limits: UnauthenticatedLimits) {
     this.#max = limits.maxUnauthenticated;
     this.#maxPerAddress = limits.maxUnauthenticatedPerAddress;
     this.#timeMs = limits.unauthenticatedTimeMs;
     this.#pressureTimeMs = Math.min(limits.unauthenticatedTimeMs, limits.unauthenticatedTimeUnderPressureMs);
+    this.rate = new HelloRate(limits.maxUnauthenticated);
   }
 
   get size(): number {
@@ -82,9 +90,20 @@ export class UnauthenticatedCount {
   }
 
   /**
-   * For a refused upgrade: when a place for `address` should be free, at the latest, in ms: its
-   * oldest silent socket's deadline, else the plain hello deadline (every waiting socket has
-   * said hello or is gone by then).
+   * When a socket of `address` refused now (or shed to make room) should come back, in ms: the
+   * next comeback of the schedule (hello-rate.ts), spread over the expected drain of the sockets
+   * waiting; for an address over its own cap, no later than its place must be free.
+   */
+  comebackMs(address: string | undefined, now = Date.now(), random: () => number = Math.random): number {
+    const hint = this.rate.comebackMs(this.#total, now, random);
+    const key = address === undefined ? undefined : addressKey(address);
+    if (key === undefined || (this.#groups.get(key)?.count ?? 0) < this.#maxPerAddress) return hint;
+    return Math.max(COMEBACK_MIN_MS, Math.min(hint, this.retryAfterMs(address, now)));
+  }
+
+  /**
+   * When a place for `address` should be free, at the latest, in ms: its oldest silent socket's
+   * deadline, else the plain hello deadline (every waiting socket has said hello or is gone by then).
    */
   retryAfterMs(address: string | undefined, now = Date.now()): number {
     const group = this.#groups.get(address === undefined ? undefined : addressKey(address));
@@ -117,10 +136,31 @@ export class UnauthenticatedCount {
     this.#groups.get(place.key)?.silent.delete(place);
   }
 
-  /** The socket said hello or closed. Idempotent. */
-  remove(place: WaitingPlace): void {
+  /**
+   * Room for one more socket accepted only to be refused in-band: as many as the cap on waiting
+   * sockets. Past it a refusal is an HTTP 503, which costs no socket.
+   */
+  get refusingRoom(): boolean {
+    return this.#refusing < this.#max;
+  }
+
+  /** A socket accepted to be refused opened (counted until it closes). */
+  refusingOpened(): void {
+    this.#refusing++;
+  }
+
+  refusingClosed(): void {
+    this.#refusing--;
+  }
+
+  /**
+   * The socket said hello or closed. Idempotent. A socket that had sent its hello gives the rate
+   * the time it held its place.
+   */
+  remove(place: WaitingPlace, now = Date.now()): void {
     if (place.removed) return;
     place.removed = true;
+    if (place.spoke) this.rate.completed(now - place.openedAt);
     this.#total--;
     this.#silent.delete(place);
     const group = this.#groups.get(place.key);

@@ -43,7 +43,8 @@ class SocketEvents<P> implements WaitingSocket {
     if (!place) {
       this.#request = undefined;
       context.metrics.bump(context.metrics.rejected, "unauthenticated_connections");
-      ws.close(CloseCode.TryAgainLater, "too many connections waiting for hello");
+      ws.send(comebackFrame(context, this.#address));
+      ws.close(CloseCode.TryAgainLater, BUSY);
       return;
     }
     const connection = new Connection<P>(context, new ContextSocket(ws), this.#request!, this.#cookieToken, place);
@@ -78,6 +79,7 @@ class SocketEvents<P> implements WaitingSocket {
     if (why === "evicted") {
       metrics.bump(metrics.rejected, "unauthenticated_evicted");
       this.#context.warnOnce("unauthenticated_evicted", "maxUnauthenticated is full: silent sockets are closed (1013) to make room for new ones");
+      connection.send(comebackFrame(this.#context, this.#address));
       connection.close(CloseCode.TryAgainLater, "evicted: too many connections waiting for hello");
       return;
     }
@@ -115,6 +117,41 @@ class ClosingSocket {
 /** Holds nothing per socket: one for every socket refused for its Origin. */
 const ORIGIN_REFUSED = new ClosingSocket(CloseCode.OriginRefused, "origin not allowed");
 
+const BUSY = "too many connections waiting for hello";
+
+/** The `drain` frame that tells a socket refused (or shed) by the waiting-socket caps when to come back. */
+function comebackFrame<P>(context: BridgeContext<P>, address: string | undefined): string {
+  return encode({ type: "drain", retryAfterMs: context.unauthenticated.comebackMs(address) });
+}
+
+/**
+ * The events of a socket accepted only to be refused by the caps on sockets waiting for
+ * `hello`, in a way a browser can read (an HTTP 503 reaches a page as close 1006, without its
+ * `Retry-After`): one `drain {retryAfterMs}` frame, then close 1013. Counted while open, so
+ * that refusals cannot hold more sockets than the cap itself (past that: 503).
+ */
+class RefusingSocket<P> {
+  #open = false;
+
+  constructor(
+    readonly context: BridgeContext<P>,
+    readonly retryAfterMs: number,
+  ) {}
+
+  onOpen(_event: Event, ws: WSContext): void {
+    this.#open = true;
+    this.context.unauthenticated.refusingOpened();
+    ws.send(encode({ type: "drain", retryAfterMs: this.retryAfterMs }));
+    ws.close(CloseCode.TryAgainLater, BUSY);
+  }
+
+  onClose(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.context.unauthenticated.refusingClosed();
+  }
+}
+
 /** True when the upgrade offers the Tidemark subprotocol: a client that reads close codes. */
 function offersProtocol(request: Request): boolean {
   const offered = headerOf(request, "sec-websocket-protocol");
@@ -145,9 +182,11 @@ export interface WsRoute {
 /**
  * The checks of an upgrade, in order: draining, Origin, sockets waiting for `hello`. A refused
  * Origin is final for the client, so a Tidemark client is told in a way it can read: the
- * upgrade is accepted and closed with 4403 (still only within the cap on waiting sockets).
+ * upgrade is accepted and closed with 4403 (still only within the cap on waiting sockets). So
+ * is a full cap on waiting sockets, with when to come back (RefusingSocket), while the sockets
+ * so refused are fewer than the cap; other clients, and the rest, get a 503 with `Retry-After`.
  */
-function refusal<P>(context: BridgeContext<P>, request: Request, address: string | undefined): Refusal | ClosingSocket | undefined {
+function refusal<P>(context: BridgeContext<P>, request: Request, address: string | undefined): Refusal | ClosingSocket | RefusingSocket<P> | undefined {
   const { options, metrics } = context;
   if (context.draining) {
     metrics.bump(metrics.rejected, "draining");
@@ -162,10 +201,9 @@ function refusal<P>(context: BridgeContext<P>, request: Request, address: string
   if (!context.unauthenticated.admits(address)) {
     if (originAllowed) metrics.bump(metrics.rejected, "unauthenticated_connections");
     context.warnOnce("unauthenticated_connections", "too many sockets waiting for hello: upgrades refused (maxUnauthenticated, maxUnauthenticatedPerAddress)");
-    // Honest and small: when this address's oldest waiting socket must be gone (issue 27 will
-    // give every refusal under load a hint; the client's backoff already spreads retries).
-    const retryAfterSeconds = Math.max(1, Math.ceil(context.unauthenticated.retryAfterMs(address) / 1000));
-    return { status: 503, text: "too many connections waiting for hello", retryAfterSeconds };
+    const retryAfterMs = context.unauthenticated.comebackMs(address);
+    if (originAllowed && offersProtocol(request) && context.unauthenticated.refusingRoom) return new RefusingSocket(context, retryAfterMs);
+    return { status: 503, text: BUSY, retryAfterSeconds: Math.ceil(retryAfterMs / 1000) };
   }
   return originAllowed ? undefined : ORIGIN_REFUSED;
 }
@@ -180,6 +218,7 @@ export function addWebSocketRoute<P>(app: Hono, context: BridgeContext<P>): WsRo
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.text("WebSocket upgrade required", 426);
     const refused = refusal(context, c.req.raw, remoteAddressOf(c.env));
     if (refused instanceof ClosingSocket) return refuseOrigin(c, next);
+    if (refused instanceof RefusingSocket) return options.upgradeWebSocket(() => refused)(c, next);
     if (refused) return c.text(refused.text, refused.status, refused.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(refused.retryAfterSeconds) });
     return upgrade(c, next);
   });

@@ -14,6 +14,14 @@ describe("cli arguments", () => {
     });
   });
 
+  it("args - --backlog (or TIDEMARK_BACKLOG) sets the listen backlog; unset leaves serveBridge's default", () => {
+    expect(parseCli(["serve", "--backlog", "8192"], { TIDEMARK_BACKLOG: "100" })).toMatchObject({ args: { backlog: 8192 } });
+    expect(parseCli(["serve"], { TIDEMARK_BACKLOG: "100" })).toMatchObject({ args: { backlog: 100 } });
+    expect(parseCli(["serve"], {})).not.toHaveProperty("args.backlog");
+    expect(() => parseCli(["serve", "--backlog", "0"], {})).toThrow('--backlog must be a positive integer, got "0"');
+    expect(() => parseCli(["serve"], { TIDEMARK_BACKLOG: "lots" })).toThrow('--backlog must be a positive integer, got "lots" (TIDEMARK_BACKLOG)');
+  });
+
   it("args - --version and --help win over a command", () => {
     expect(parseCli(["--version"], {})).toEqual({ command: "version" });
     expect(parseCli(["serve", "-v"], {})).toEqual({ command: "version" });

@@ -12,6 +12,8 @@ export const USAGE = `Usage: tidemark serve [options]
   --host HOST     address to bind (default 127.0.0.1, TIDEMARK_HOST)
   --data DIR      data directory of the embedded nats-server (default .tidemark, TIDEMARK_DATA_DIR)
   --nats URL      an existing NATS server or cluster, comma-separated (TIDEMARK_NATS_URL)
+  --backlog N     listen backlog (default 65535, TIDEMARK_BACKLOG); Linux caps it at
+                  net.core.somaxconn: see docs/deployment.md, "Reconnect storms"
   --config FILE   ESM module (.mjs/.js) naming the exposed topics, authenticate and authorize
                   (without it: dev mode, one demo topic open to any token)
   -v, --version   print the version of @tidemark/server
@@ -27,6 +29,8 @@ export interface ServeArgs {
   dataDir: string | undefined;
   /** Unset: dev mode. */
   config: string | undefined;
+  /** The listen backlog; unset: serveBridge's default. */
+  backlog?: number;
 }
 
 export type CliCommand = { command: "help" } | { command: "version" } | { command: "serve"; args: ServeArgs };
@@ -52,6 +56,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliCommand {
   if (!/^\d+$/.test(portText) || port > 65535) {
     throw new InvalidArgumentError(`--port must be an integer 0..65535, got "${portText}"${values.port === undefined ? " (TIDEMARK_PORT)" : ""}`);
   }
+  const backlogText = values.backlog ?? (env.TIDEMARK_BACKLOG || undefined);
+  if (backlogText !== undefined && (!/^\d+$/.test(backlogText) || Number(backlogText) < 1 || Number(backlogText) > 2 ** 31 - 1)) {
+    throw new InvalidArgumentError(`--backlog must be a positive integer, got "${backlogText}"${values.backlog === undefined ? " (TIDEMARK_BACKLOG)" : ""}`);
+  }
   return {
     command: "serve",
     args: {
@@ -60,6 +68,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliCommand {
       natsUrl: values.nats ?? (env.TIDEMARK_NATS_URL || undefined),
       dataDir: values.data ?? env.TIDEMARK_DATA_DIR,
       config: values.config,
+      ...(backlogText === undefined ? {} : { backlog: Number(backlogText) }),
     },
   };
 }
@@ -75,6 +84,7 @@ function parse(argv: string[]) {
       data: { type: "string" },
       nats: { type: "string" },
       config: { type: "string" },
+      backlog: { type: "string" },
       version: { type: "boolean", short: "v" },
       help: { type: "boolean", short: "h" },
     },

@@ -40,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  const { port, hostname, natsUrl, dataDir, config: configFile } = cli.args;
+  const { port, hostname, natsUrl, dataDir, config: configFile, backlog } = cli.args;
   // Subscribed before the slow start, so a signal during it is a shutdown, not a kill. Before
   // "listening" there is nothing to drain: exit at once (the broker's watchdog stops it with us).
   let listening = false;
@@ -79,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
     logger: cliLogger(config.logLevel ?? "info"),
   });
   const app = configFile ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
-  const server = await serveBridge(bridge, { port, hostname, app });
+  const server = await serveBridge(bridge, { port, hostname, app, ...(backlog === undefined ? {} : { backlog }) });
   listening = true;
   const nats = await sync.server();
   log("info", "listening", {
