@@ -49,6 +49,8 @@ const FAULTS = (process.env.SCALEOUT_FAULTS ?? "kill-one,kill-all,drain").split(
 const CLUSTER = process.env.SCALEOUT_NATS === "cluster";
 const IDLE_MS = env("SCALEOUT_IDLE_MS", 10_000);
 const STEADY_MS = env("SCALEOUT_STEADY_MS", 15_000);
+/** How long a fault waits for everyone to resume before it is reported as not resumed. */
+const FAULT_TIMEOUT_MS = env("SCALEOUT_FAULT_TIMEOUT_MS", 180_000);
 const RATES: StormRates = { users: CLIENTS, groups: GROUPS, personalPerSecond: env("SCALEOUT_PERSONAL_RATE", 2_000), groupPerSecond: env("SCALEOUT_GROUP_RATE", 1_000) };
 const perProcess = Math.floor(openFilesLimit() * 0.6);
 const BRIDGES = Math.max(env("SCALEOUT_BRIDGES", 5), Math.ceil(CLIENTS / perProcess) + 1);
@@ -121,11 +123,22 @@ interface FaultFigure {
 
 /** Waits until every client is resumed, `extra` holds, and someone became ready after `since`. */
 async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge: number[]) => boolean): Promise<number> {
-  const s = await until("every client resumed", async () => {
-    const st = await load.status();
-    return st.ready === CLIENTS && st.lastReadyAt > since && extra(st.perBridge) && st;
-  }, 600_000, 250);
-  return s.lastReadyAt - since;
+  let shown = Date.now();
+  try {
+    const s = await until("every client resumed", async () => {
+      const st = await load.status();
+      // A stuck run says where everyone is (an overloaded machine churns: heartbeats time out).
+      if (Date.now() - shown > 10_000) {
+        shown = Date.now();
+        console.log(`  ${Math.round((shown - since) / 1000)} s: ${JSON.stringify(st)}`);
+      }
+      return st.ready === CLIENTS && st.lastReadyAt > since && extra(st.perBridge) && st;
+    }, FAULT_TIMEOUT_MS, 250);
+    return s.lastReadyAt - since;
+  } catch {
+    console.log(`  not everyone resumed within ${FAULT_TIMEOUT_MS / 1000} s`);
+    return Number.NaN;
+  }
 }
 
 async function runFaults(fleet: BridgeFleet, load: StormLoad): Promise<FaultFigure[]> {

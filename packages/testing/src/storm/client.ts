@@ -51,6 +51,8 @@ export class StormClient {
   bridge: number;
   /** Sockets lost (not closed by us). */
   reconnects = 0;
+  /** Close codes of the sockets lost, counted (1006: refused or dropped without a close frame). */
+  readonly closeCodes = new Map<number, number>();
   /** `drain` frames honoured. */
   drains = 0;
   /** When every subscription was last caught up on the current socket (ms since the epoch); 0 while not. */
@@ -91,7 +93,7 @@ export class StormClient {
     });
     ws.on("message", (data) => this.#onFrame(ws, JSON.parse(String(data)) as Frame));
     ws.on("error", () => undefined);
-    ws.on("close", () => this.#onClose(ws));
+    ws.on("close", (code) => this.#onClose(ws, code));
   }
 
   close(): void {
@@ -100,8 +102,9 @@ export class StormClient {
     this.#ws?.terminate();
   }
 
-  #onClose(ws: WebSocket): void {
+  #onClose(ws: WebSocket, code: number): void {
     if (this.#closed || ws !== this.#ws) return;
+    this.closeCodes.set(code, (this.closeCodes.get(code) ?? 0) + 1);
     this.readyAt = 0;
     this.reconnects++;
     const delay = backoffDelay(this.#attempt, BACKOFF) + (this.#retryAfterMs ?? 0);

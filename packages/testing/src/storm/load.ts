@@ -24,6 +24,8 @@ export interface LoadStatus {
   reconnects: number;
   drains: number;
   troubles: number;
+  /** Close codes of lost sockets, counted. */
+  closeCodes: Record<string, number>;
 }
 
 export interface StormAccount {
@@ -129,6 +131,10 @@ export class StormLoad {
       reconnects: sum((r) => r.reconnects),
       drains: sum((r) => r.drains),
       troubles: sum((r) => r.troubles),
+      closeCodes: rs.reduce<Record<string, number>>((m, r) => {
+        for (const [code, n] of Object.entries(r.closeCodes)) m[code] = (m[code] ?? 0) + n;
+        return m;
+      }, {}),
     };
   }
 

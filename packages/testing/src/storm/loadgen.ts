@@ -56,6 +56,7 @@ function status(bridges: number): LoadStatus {
   let reconnects = 0;
   let drains = 0;
   let troubles = 0;
+  const closeCodes: Record<string, number> = {};
   for (const c of clients) {
     if (c.ready) {
       ready++;
@@ -65,8 +66,9 @@ function status(bridges: number): LoadStatus {
     reconnects += c.reconnects;
     drains += c.drains;
     troubles += c.troubles.length;
+    for (const [code, n] of c.closeCodes) closeCodes[code] = (closeCodes[code] ?? 0) + n;
   }
-  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles };
+  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, closeCodes };
 }
 
 function account(expected: Expected): StormAccount {
