@@ -82,12 +82,14 @@ if (impl === "bridge") {
     const byTenant = new Map<string, Set<WebSocket>>();
     const wss = new WebSocketServer({ server: http });
     wss.on("connection", (ws, req) => {
-      const tenant = new URL(req.url ?? "/", "http://x").searchParams.get("tenant") ?? "";
-      let set = byTenant.get(tenant);
-      if (!set) byTenant.set(tenant, (set = new Set()));
-      set.add(ws);
-      ws.on("close", () => set.delete(ws));
-      ws.send(JSON.stringify({ type: "subscribed", hub: tenant }));
+      // `?tenant=a&tenant=b`: one socket on several tenants (the scale-out benchmark's users).
+      for (const tenant of new URL(req.url ?? "/", "http://x").searchParams.getAll("tenant")) {
+        let set = byTenant.get(tenant);
+        if (!set) byTenant.set(tenant, (set = new Set()));
+        set.add(ws);
+        ws.on("close", () => set.delete(ws));
+        ws.send(JSON.stringify({ type: "subscribed", hub: tenant }));
+      }
     });
     broadcast = (tenant, frame) => {
       for (const ws of byTenant.get(tenant) ?? []) ws.send(frame);

@@ -18,3 +18,6 @@ export { FaultProxy, type Direction, type FaultOptions, type ProxyOptions } from
 export { RouteMesh, type LinkFaultOptions } from "./mesh.js";
 export { countRequests } from "./count-requests.js";
 export { collectGarbage, heapUsedAfterGc, inspectorUrl } from "./collect-garbage.js";
+export { STORM_TOPICS, StormClient, type StormClientOptions, type StormKind, type StormSub } from "./storm/client.js";
+export { StormLoad, quantileOf, type Expected, type LoadStatus, type StormAccount, type StormLoadOptions } from "./storm/load.js";
+export { StormPublisher, stormConfigSource, stormTopicOptions, tidemarkPublishOne, type PublishOne, type StormRates } from "./storm/publish.js";

@@ -1,0 +1,59 @@
+/**
+ * The two sides of the scale-out benchmark, each as B server processes on loopback: Tidemark's
+ * `tidemark serve` bridges (started as operators start them, each on a port of its own, so a
+ * killed one comes back on the same address), and the raw baseline, fan-out's plain `ws` server
+ * fanning core-NATS messages to sockets (bench/fanout/server.ts), one process per "bridge".
+ */
+import { freePorts, startBridgeProcess, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
+import { start, type Proc } from "../fanout/procs.js";
+
+/** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
+export class BridgeFleet {
+  readonly procs: BridgeProcess[];
+  readonly #args: (port: number) => string[];
+  readonly #ports: number[];
+
+  private constructor(procs: BridgeProcess[], ports: number[], args: (port: number) => string[]) {
+    this.procs = procs;
+    this.#ports = ports;
+    this.#args = args;
+  }
+
+  static async start(count: number, dir: string, configSource: string, natsUrls: string): Promise<BridgeFleet> {
+    const config = writeBridgeConfig(dir, configSource);
+    const ports = await freePorts(count);
+    const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port)];
+    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p))));
+    return new BridgeFleet(procs, ports, args);
+  }
+
+  get urls(): string[] {
+    return this.procs.map((b) => b.wsUrl);
+  }
+
+  get pids(): number[] {
+    return this.procs.map((b) => b.pid);
+  }
+
+  async restart(i: number): Promise<void> {
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.procs.map((b) => b.kill()));
+  }
+}
+
+/** B raw `ws` servers, each subscribed to `bench.fanout.>` on core NATS. */
+export async function startWsServers(count: number, natsUrl: string): Promise<{ procs: Proc[]; urls: string[]; pids: number[]; close(): Promise<void> }> {
+  const procs = Array.from({ length: count }, () => start("./server.ts", ["ws", natsUrl], ["--expose-gc"]));
+  const ports = await Promise.all(procs.map(async (p) => (await p.wait<{ port: number }>("ready")).port));
+  return {
+    procs,
+    urls: ports.map((port) => `ws://127.0.0.1:${port}/`),
+    pids: procs.map((p) => p.child.pid!),
+    async close() {
+      await Promise.all(procs.map((p) => p.ask({ cmd: "stop" }, "stopped").catch(() => p.child.kill("SIGKILL"))));
+    },
+  };
+}

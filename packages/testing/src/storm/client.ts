@@ -1,0 +1,185 @@
+/**
+ * One user of a crash storm: a raw-protocol WebSocket client with two hub subscriptions (its
+ * personal tenant of `notifications`, its group's tenant of `groups`) that follows the browser
+ * client's documented reconnect policy (docs/client.md): full-jitter backoff from the shared
+ * `backoffDelay` (500 ms base, 15 s cap, back to the first step after a `welcome`), a `drain
+ * {retryAfterMs}` honoured on top of it, another bridge on each reconnect (as DNS round robin
+ * would hand out), and every hub subscription resumed from its last cursor. It keeps the stream
+ * sequences it got per subscription, so lost, doubled and out-of-order events can be counted.
+ * The `ws` kind is the raw baseline: a plain socket told its tenants in the URL, no protocol.
+ */
+import WebSocket from "ws";
+import { backoffDelay } from "@tidemark/shared";
+
+type Frame = Record<string, unknown> & { type: string };
+
+/** The client's reconnect backoff (docs/client.md, `defaultBackoff`). */
+const BACKOFF = { baseMs: 500, maxMs: 15_000 };
+
+export const STORM_TOPICS = { personal: "notifications", group: "groups" } as const;
+
+export type StormKind = "tidemark" | "ws";
+
+export interface StormSub {
+  readonly id: string;
+  readonly topic: string;
+  readonly tenantId: string;
+  cursor: string | undefined;
+  hub: string | undefined;
+  caughtUp: boolean;
+  /** Stream sequences in the order delivered. */
+  readonly sequences: number[];
+  outOfOrder: number;
+}
+
+export interface StormClientOptions {
+  kind: StormKind;
+  /** Bridge WebSocket URLs (tidemark: `ws://host:port/ws`; ws: `ws://host:port/`). */
+  urls: string[];
+  user: string;
+  group: string;
+  /** Index of the first bridge (client k of a run: k % bridges). */
+  first: number;
+  localAddress?: string;
+  /** Called with publish-to-delivery ms of each event while latency is recorded. */
+  onLatency: (ms: number) => void;
+}
+
+export class StormClient {
+  readonly options: StormClientOptions;
+  readonly subs: StormSub[];
+  bridge: number;
+  /** Sockets lost (not closed by us). */
+  reconnects = 0;
+  /** Close codes of the sockets lost, counted (1006: refused or dropped without a close frame). */
+  readonly closeCodes = new Map<number, number>();
+  /** `drain` frames honoured. */
+  drains = 0;
+  /** When every subscription was last caught up on the current socket (ms since the epoch); 0 while not. */
+  readyAt = 0;
+  /** `reset`, `error` and coded `unsubscribed` frames (should stay empty). */
+  readonly troubles: Frame[] = [];
+  #ws: WebSocket | undefined;
+  #attempt = 0;
+  #retryAfterMs: number | undefined;
+  #closed = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: StormClientOptions) {
+    this.options = options;
+    this.bridge = options.first;
+    const sub = (id: string, topic: string, tenantId: string): StormSub => ({ id, topic, tenantId, cursor: undefined, hub: undefined, caughtUp: false, sequences: [], outOfOrder: 0 });
+    this.subs = [sub("p", STORM_TOPICS.personal, options.user), sub("g", STORM_TOPICS.group, options.group)];
+  }
+
+  get ready(): boolean {
+    return this.readyAt > 0;
+  }
+
+  connect(): void {
+    if (this.#closed) return;
+    const o = this.options;
+    const base = o.urls[this.bridge]!;
+    const url = o.kind === "ws" ? `${base}?tenant=${o.user}&tenant=${o.group}` : base;
+    const ws = new WebSocket(url, { perMessageDeflate: false, localAddress: o.localAddress });
+    this.#ws = ws;
+    this.readyAt = 0;
+    for (const s of this.subs) {
+      s.caughtUp = false;
+      s.hub = o.kind === "ws" ? s.tenantId : undefined;
+    }
+    ws.on("open", () => {
+      if (o.kind === "tidemark") ws.send(JSON.stringify({ type: "hello", v: 1, token: `${o.user}|${o.group}` }));
+    });
+    ws.on("message", (data) => this.#onFrame(ws, JSON.parse(String(data)) as Frame));
+    ws.on("error", () => undefined);
+    ws.on("close", (code) => this.#onClose(ws, code));
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#ws?.terminate();
+  }
+
+  #onClose(ws: WebSocket, code: number): void {
+    if (this.#closed || ws !== this.#ws) return;
+    this.closeCodes.set(code, (this.closeCodes.get(code) ?? 0) + 1);
+    this.readyAt = 0;
+    this.reconnects++;
+    const delay = backoffDelay(this.#attempt, BACKOFF) + (this.#retryAfterMs ?? 0);
+    this.#attempt++;
+    this.#retryAfterMs = undefined;
+    // Another bridge, picked at random among the others (a resolver's next address).
+    const n = this.options.urls.length;
+    if (n > 1) this.bridge = (this.bridge + 1 + Math.floor(Math.random() * (n - 1))) % n;
+    this.#timer = setTimeout(() => this.connect(), delay);
+  }
+
+  #subscribe(ws: WebSocket, s: StormSub): void {
+    if (this.#closed || ws !== this.#ws || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(JSON.stringify({ type: "subscribe", id: s.id, topic: s.topic, tenantId: s.tenantId, mode: "hub", cursor: s.cursor }));
+  }
+
+  #caughtUp(s: StormSub): void {
+    s.caughtUp = true;
+    if (this.subs.every((x) => x.caughtUp)) this.readyAt = Date.now();
+  }
+
+  #onFrame(ws: WebSocket, f: Frame): void {
+    switch (f.type) {
+      case "welcome":
+        this.#attempt = 0;
+        for (const s of this.subs) this.#subscribe(ws, s);
+        return;
+      case "ping":
+        ws.send('{"type":"pong"}');
+        return;
+      case "subscribed": {
+        const s = this.subs.find((x) => x.id === f.id || (this.options.kind === "ws" && x.tenantId === f.hub));
+        if (!s) return;
+        s.hub = String(f.hub);
+        if (this.options.kind === "ws") this.#caughtUp(s);
+        return;
+      }
+      case "event": {
+        const s = this.subs.find((x) => x.hub === f.hub);
+        if (!s) return;
+        const e = f.event as { cursor?: string; streamSequence: number; publishedAt: number };
+        const last = s.sequences.at(-1);
+        if (last !== undefined && e.streamSequence <= last) s.outOfOrder++;
+        s.sequences.push(e.streamSequence);
+        if (e.cursor !== undefined) s.cursor = e.cursor;
+        this.options.onLatency(Date.now() - e.publishedAt);
+        return;
+      }
+      case "caught_up": {
+        const s = this.subs.find((x) => x.id === f.id);
+        if (!s) return;
+        s.cursor = String(f.cursor);
+        this.#caughtUp(s);
+        return;
+      }
+      case "drain":
+        this.drains++;
+        this.#retryAfterMs = Number(f.retryAfterMs);
+        return;
+      case "reset":
+      case "error":
+      case "unsubscribed": {
+        this.troubles.push(f);
+        const s = this.subs.find((x) => x.id === f.id);
+        if (f.type !== "reset" && s && f.code !== "FORBIDDEN" && f.code !== "UNAUTHORIZED") {
+          // The subscription ended on the server (broker trouble): subscribe again from the cursor.
+          s.hub = undefined;
+          s.caughtUp = false;
+          this.readyAt = 0;
+          setTimeout(() => this.#subscribe(ws, s), backoffDelay(0, BACKOFF));
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
