@@ -222,7 +222,7 @@ export class Subscription<P = unknown> implements HubProgress, LiveSink {
           throw err;
         }
         // Paused (a full send buffer): wait holding no iteration of the hub, so no replay
-        // consumer and no prefetched events; a group member that left for a full buffer waits here.
+        // consumer and no prefetched events; a sink the hub detached for a full buffer waits here.
         if (!this.#sink.canSend()) {
           const pausedAt = Date.now();
           await this.#sink.writable();

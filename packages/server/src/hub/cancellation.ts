@@ -3,10 +3,16 @@
  * hub's contract (contract.ts) and its users can name it without importing the registry.
  */
 
+/** What a cancellation reaches of the follower its iteration waits on or handed its sink to. */
+interface Watched {
+  poke(): void;
+  detach(sink: object): void;
+}
+
 /** A one-shot cancel flag with the part of AbortSignal a hub subscription needs. */
 export class Cancellation {
   aborted = false;
-  #follower: { poke(): void; detach(sink: object): void } | undefined;
+  #follower: Watched | undefined;
   /** The sink its iteration handed to the follower's live fan-out (see `handOff`). */
   #sink: object | undefined;
   #controller: AbortController | undefined;
@@ -20,7 +26,7 @@ export class Cancellation {
   }
 
   /** @internal The follower its iteration waits on: an abort wakes it. */
-  watch(follower: { poke(): void; detach(sink: object): void } | undefined): void {
+  watch(follower: Watched | undefined): void {
     this.#follower = follower;
     this.#sink = undefined;
   }
@@ -29,7 +35,7 @@ export class Cancellation {
    * @internal Its iteration handed `sink` to the follower's live fan-out: an abort takes it out.
    * Two fields, not a closure: one per subscription of the bridge.
    */
-  handOff(follower: { poke(): void; detach(sink: object): void }, sink: object): void {
+  handOff(follower: Watched, sink: object): void {
     this.#follower = follower;
     this.#sink = sink;
   }

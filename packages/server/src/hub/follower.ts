@@ -160,11 +160,6 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.#drop(sink);
   }
 
-  /** Sinks in the live fan-out (for stats and tests). */
-  get sinkCount(): number {
-    return this.#sinks.size;
-  }
-
   #drop(sink: LiveSink<T>): boolean {
     if (!this.#sinks.delete(sink)) return false;
     if (--this.members <= 0) this.retire();
