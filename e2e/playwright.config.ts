@@ -11,10 +11,9 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   workers: 1,
   fullyParallel: false,
-  // One retry under CI, reported as "flaky" in the list, never silent: after the whole suite
-  // (unit, integration, compat) a tab sometimes stays "resuming" or "offline" past the 10 s wait
-  // on open (6 of 105 tests over three full runs on 2 December; 0 of 88 run on their own). Open
-  // in docs/reliability.md ("Known flake") until found.
+  // One retry under CI, reported as "flaky" in the list, never silent. A tab that stayed
+  // "resuming" after opening was an engine race, now fixed (docs/reliability.md, "Known flake");
+  // the retry stays until full runs show the "offline" cases seen beside it were the same.
   retries: process.env.CI ? 1 : 0,
   reporter: [["list"]],
   outputDir: "test-results",

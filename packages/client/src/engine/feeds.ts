@@ -166,13 +166,17 @@ export class Feeds {
     const writable = feed as Writable;
     writable.log = undefined;
     this.#set(feed, { kind: "loading" });
-    writable.loaded = this.#parts.history.read(feed, this.#limit(feed)).then((log) => {
-      if (!log || this.#byKey.get(feed.key) !== feed) return;
+    const loaded = this.#parts.history.read(feed, this.#limit(feed)).then((log) => {
+      // Only the feed's newest load counts. A read can finish in the turn in which `welcome`
+      // starts the read for the principal it names (the first IndexedDB open is slow): that
+      // older read's log must not be subscribed, then replaced under the subscription.
+      if (!log || this.#byKey.get(feed.key) !== feed || feed.loaded !== loaded) return;
       writable.log = log;
       this.#set(feed, { kind: "saved", shown: false });
       this.#parts.delivery.release(feed);
       this.#subscribe(feed);
     });
+    writable.loaded = loaded;
   }
 
   mayShow(feed: Feed): boolean {
