@@ -69,6 +69,12 @@ export type TabMessage =
   /** `error`: why the connection failed, with status `failed` (a final refusal: refusal.ts). */
   | { type: "status"; status: Status; tabs: number; connectionId?: string; error?: ErrorPayload };
 
+/** @internal What `attach` answers. */
+export interface AttachReply {
+  /** The Web Lock the SharedWorker holds while it lives: granted to a waiting tab once it is gone (lifeline.ts). */
+  lifeline?: string;
+}
+
 /** @internal A tab's view of the engine, the same over comlink, BroadcastChannel or in-page. */
 export interface EngineApi {
   attach(
@@ -76,7 +82,7 @@ export interface EngineApi {
     config: EngineConfig,
     listener: (message: TabMessage) => void,
     getToken?: () => string | Promise<string>,
-  ): Promise<void>;
+  ): Promise<AttachReply | void>;
   open(tabId: string, request: OpenRequest): Promise<void>;
   close(tabId: string, subId: string): Promise<void>;
   /** False when the engine does not know the tab (it must attach again). */

@@ -8,10 +8,13 @@
 import { keepErrorCodes } from "./comlink-errors.js";
 import { Engine } from "./engine.js";
 import { serve } from "./engine/serve.js";
+import { holdLifeline } from "./lifeline.js";
 
 keepErrorCodes();
 
 const engine = new Engine();
+// Held until the worker ends: a tab waiting for it learns at once that the worker is gone.
+const lifeline = holdLifeline();
 
 interface SharedWorkerScope {
   onconnect: ((event: MessageEvent) => void) | null;
@@ -20,7 +23,7 @@ interface SharedWorkerScope {
 const scope = globalThis as unknown as SharedWorkerScope;
 scope.onconnect = (event) => {
   const port = event.ports[0];
-  if (port) serve(engine, port);
+  if (port) serve(engine, port, lifeline);
 };
 // Workers get their own online/offline events; tabs report theirs too.
 scope.addEventListener("online", () => void engine.network("worker", true));

@@ -6,6 +6,7 @@ import { wrap, proxy, transfer } from "comlink";
 import { fromErrorPayload, InvalidArgumentError, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
+import { watchLifeline } from "../lifeline.js";
 import { tabPort } from "../tab-wire.js";
 import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
 import type { Status } from "../state.js";
@@ -115,6 +116,8 @@ class TabClient implements Client, FeedOwner {
   private attaching: Promise<void> | undefined;
   /** This tab's end of the port the SharedWorker sends its packets on (a new one per attach). */
   private port: { close(): void } | undefined;
+  /** Stops waiting for the current SharedWorker's lifeline (lifeline.ts). */
+  private unwatchWorker: (() => void) | undefined;
 
   constructor(private readonly options: ClientOptions) {
     if (typeof options?.url !== "string" || options.url === "") throw new InvalidArgumentError("createClient: `url` is required");
@@ -199,7 +202,8 @@ class TabClient implements Client, FeedOwner {
         wire,
         getToken ? (remote ? proxy(() => getToken()) : getToken) : undefined,
       )
-      .then(async () => {
+      .then(async (reply) => {
+        if (remote && reply?.lifeline !== undefined) this.watchWorker(engine, reply.lifeline);
         if (typeof navigator !== "undefined" && navigator.onLine === false) await engine.network(this.tabId, false);
         await Promise.all([...this.feeds.values()].map((f) => engine.open(this.tabId, { ...f.request })));
       })
@@ -208,6 +212,21 @@ class TabClient implements Client, FeedOwner {
       .catch(() => undefined)
       .finally(() => previous?.close());
     return this.attaching;
+  }
+
+  /**
+   * Waits for the SharedWorker's lifeline: granted, the worker is gone (killed, crashed). The tab
+   * stops showing `live` at once (no socket is open now) and starts a new worker, which resumes
+   * every feed from the cursor its predecessor saved; the tab shows nothing twice (TabView).
+   */
+  private watchWorker(engine: EngineApi, lifeline: string): void {
+    this.unwatchWorker?.();
+    this.unwatchWorker = watchLifeline(lifeline, () => {
+      if (engine !== this.engine || this.closed) return;
+      const { connectionId: _gone, ...rest } = this.state;
+      this.setState({ ...rest, status: this.state.status === "live" ? "resuming" : this.state.status });
+      this.connectWorker();
+    });
   }
 
   private watchPage(): void {
@@ -338,6 +357,7 @@ class TabClient implements Client, FeedOwner {
     if (this.closed) return;
     this.closed = true;
     void this.engine?.detach(this.tabId).catch(() => undefined);
+    this.unwatchWorker?.();
     this.port?.close();
     for (const c of this.cleanups) c();
     this.feeds.clear();
