@@ -45,6 +45,8 @@ export interface PassEnd {
    * reads on through a fresh consumer.
    */
   missing?: { next: number };
+  /** The pass gave up on a consumer that was alive but sent nothing: not authoritative. */
+  idle?: boolean;
 }
 
 /**
@@ -73,19 +75,37 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
     if (signal?.aborted) return undefined;
     const ci = await lease.consumer.info(true);
     const onLeader = o.leader !== undefined && ci.cluster?.leader === o.leader;
-    const end = (): PassEnd => ({ prev, onLeader });
+    let idle = false;
+    let waiting = false;
+    const end = (): PassEnd => ({ prev, onLeader, ...(idle ? { idle } : {}) });
     messages = await lease.consumer.consume();
     // Made at once, so that every way out closes it: a stop marker nobody takes left the
     // subscription on the connection (a replay with nothing pending leaked one each).
     batches = new MessageBatches<JsMsg>(messages);
+    // A finite pass whose consumer is alive but silent gives up (idle): seen on a replica whose
+    // store was damaged while its node was down (issue 29), a tenant replay got 239 of 242
+    // events and then nothing while its consumer stayed alive. The reader settles where it
+    // stopped against the leader and reads on through a fresh consumer. Idle counts only while
+    // the read waits for the consumer, never while the application holds a batch.
+    const m = messages;
     watch = watchConsumer(lease.consumer, messages, {
       timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
       connection: () => rt.connectionState(),
+      onIdle: o.follow
+        ? undefined
+        : () => {
+            if (!waiting) return;
+            idle = true;
+            m.stop();
+          },
     });
     if (signal?.aborted) return undefined;
     if (!o.follow && ci.num_pending === 0) return end();
     for (;;) {
+      waiting = true;
+      watch.activity();
       const batch = await batches.next();
+      waiting = false;
       if (signal?.aborted) return undefined;
       if (batch === undefined) return o.follow ? undefined : end();
       watch.activity();

@@ -176,7 +176,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
       await sleep(backoffCeiling(attempt, PASS_BACKOFF));
       continue;
     }
-    if (await settled(end.prev, end.prev, single || end.onLeader)) return;
+    if (await settled(end.prev, end.prev, !end.idle && (single || end.onLeader))) return;
     const stoppedAt = end.prev ?? start - 1;
     if (Date.now() >= deadline) {
       throw new BrokerUnavailableError(
