@@ -43,11 +43,14 @@ export class OneShotLoad {
   ) {}
 
   /** Starts `keyed` + `unkeyed` publish loops and one reader per tenant. */
-  start(o: { keyed?: number; unkeyed?: number; pauseMs?: number } = {}): void {
+  start(o: { keyed?: number; unkeyed?: number; pauseMs?: number; padBytes?: number } = {}): void {
     for (const tenantId of this.tenants) this.#running.push(this.#follow(tenantId));
+    this.#pad = o.padBytes ? "x".repeat(o.padBytes) : undefined;
     const loops = [...Array<boolean>(o.keyed ?? 2).fill(true), ...Array<boolean>(o.unkeyed ?? 2).fill(false)];
     for (const keyed of loops) this.#running.push(this.#publishLoop(keyed, o.pauseMs ?? 5));
   }
+
+  #pad: string | undefined;
 
   get acked(): number {
     return this.calls.filter((c) => c.ok).length;
@@ -70,7 +73,7 @@ export class OneShotLoad {
         const call: LoadCall = { id: `${this.prefix}-${i}`, keyed, tenantId, at: Date.now() };
         this.calls.push(call);
         try {
-          await this.topic.publish({ data: { n: i, p: this.prefix }, tenantId, ...(keyed ? { idempotencyKey: call.id } : {}) });
+          await this.topic.publish({ data: { n: i, p: this.prefix, pad: this.#pad }, tenantId, ...(keyed ? { idempotencyKey: call.id } : {}) });
           call.ok = true;
         } catch (err) {
           const e = err as Error & { code?: string; maybeStored?: boolean };
