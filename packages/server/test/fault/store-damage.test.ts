@@ -16,7 +16,7 @@ import { connect } from "@nats-io/transport-node";
 import { monitor, startTestCluster, uniqueNamespace, until, type TestCluster } from "@tidemark/testing";
 import { createSync } from "../../src/index.js";
 import { faultTopicOptions } from "./fixture.js";
-import { streamLeader } from "./partition-run.js";
+import { LONG, streamLeader } from "./partition-run.js";
 import { OneShotLoad } from "./one-shot-load.js";
 import type { FaultEvent } from "./partition-workload.js";
 
@@ -73,7 +73,7 @@ async function replicaStates(cluster: TestCluster, stream: string): Promise<Stre
   return out;
 }
 
-async function damageRun(kind: "flip" | "truncate") {
+async function damageRun(kind: "flip" | "truncate", makeLeader = true) {
   await using cluster = await startTestCluster();
   const namespace = uniqueNamespace();
   const sync = createSync({ namespace, nats: { servers: cluster.urls }, requestTimeoutMs: 2_000 });
@@ -110,7 +110,7 @@ async function damageRun(kind: "flip" | "truncate") {
     // Make the damaged node lead the stream: step down until it does (at most 20 tries).
     let leads = false;
     let stepdowns = 0;
-    for (let i = 0; i < 20 && !leads; i++) {
+    for (let i = 0; i < 20 && !leads && makeLeader; i++) {
       if ((await streamLeader(cluster, stream)) === victim) {
         leads = true;
         break;
@@ -156,8 +156,8 @@ async function damageRun(kind: "flip" | "truncate") {
     const shortReplays = replays.filter((r) => typeof r === "number" && r < total).length;
     const hung = [...replays, ...tenantReplays].filter((r) => String(r).includes("hung")).length;
     const leaderAtEnd = cluster.nodes[await streamLeader(cluster, stream)]!.name;
-    const f = { kind, damage, damagedLeads: leads, stepdowns, leaderAtEnd, afterRestart, replicas, total, replays, shortReplays, tenantReplays, shortTenantReplays, hung, ...load.account(stored), readErrors };
-    console.log(`FIGURES store-damage-${kind} ` + JSON.stringify(f));
+    const f = { kind, makeLeader, damage, damagedLeads: leads, stepdowns, leaderAtEnd, afterRestart, replicas, total, replays, shortReplays, tenantReplays, shortTenantReplays, hung, ...load.account(stored), readErrors };
+    console.log(`FIGURES store-damage-${kind}${makeLeader ? "" : "-follower"} ` + JSON.stringify(f));
     return f;
   } finally {
     await admin.close();
@@ -182,4 +182,12 @@ describe.sequential("fault: a follower's store damaged while it is stopped", () 
       expect(f.hung).toBe(0);
     }, 180_000);
   }
+
+  // The damaged follower stays a follower (a whole replica leads): measured, not fixed. A tenant
+  // read whose consumer sits on it cannot see its hole (reliability.md); whole-topic reads must.
+  it.runIf(LONG)("store damage - a truncated follower that does not lead: whole-topic reads complete, nothing acknowledged lost (tenant reads measured)", async () => {
+    const f = await damageRun("truncate", false);
+    expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, shortReplays: 0, hung: 0 });
+    expect([...f.replays, ...f.tenantReplays].filter((r) => String(r).includes("RETENTION_GAP"))).toEqual([]);
+  }, 180_000);
 });
