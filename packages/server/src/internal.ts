@@ -19,7 +19,7 @@ export { featuresOf } from "./broker/features.js";
 // Publishing: one call's retries, its requests and headers, and NATS error mapping.
 export { confirmStreamGone, sendWithRetry, type SendContext } from "./core/publish/publish.js";
 export { publishHeaderPrefix } from "./core/publish/publish-headers.js";
-export { PublishRequests } from "./core/publish/publish-request.js";
+export { LeaderElected, PublishRequests } from "./core/publish/publish-request.js";
 export { ConnectionDrops } from "./core/connection/connection-drops.js";
 export { isNoResponders, isTransient, jsErrorCode, mapNatsError } from "./core/errors.js";
 export { traceableHeaders } from "./core/read/trace-probe.js";

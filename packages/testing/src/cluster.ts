@@ -67,6 +67,11 @@ export interface TestCluster {
   stop(index: number): Promise<void>;
   /** Starts a stopped node again on the same ports and store. */
   start(index: number): Promise<void>;
+  /**
+   * Adds a new node (new name, ports and empty store) routed to every other node; resolves to
+   * its index once it runs. Clients learn of it from the cluster's INFO gossip.
+   */
+  add(): Promise<number>;
   /** The proxies every route goes through (`startTestCluster({ proxiedRoutes: true })`). */
   readonly mesh: RouteMesh | undefined;
   /** Waits until every running node agrees on a JetStream meta leader and answers the JetStream API. */
@@ -134,6 +139,21 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
       nodes[i]!.server = undefined;
     },
     start: startNode,
+    async add() {
+      if (mesh) throw new Error("add() is not supported with proxiedRoutes");
+      const [clientPort, clusterPort] = await freePorts(2);
+      const i = nodes.length;
+      nodes.push({
+        name: `${name}-n${i}`,
+        clientPort: clientPort!,
+        clusterPort: clusterPort!,
+        dataDir: join(root, `n${i}`),
+        url: `nats://127.0.0.1:${clientPort}`,
+        server: undefined,
+      });
+      await startNode(i);
+      return i;
+    },
     async ready({ timeoutMs = 45_000 } = {}) {
       await until(
         "the cluster has a JetStream meta leader every running node agrees on",

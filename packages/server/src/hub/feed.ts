@@ -2,8 +2,9 @@
  * A topic's feed (hub mode "topic"): ONE whole-topic `follow()` per topic per process that hands
  * each event to the follower of its tenant (a Map tenant -> follower), so the broker holds a
  * consumer per exposed topic, not per online tenant. A whole-topic read sees every sequence, so
- * any jump is a removal the reader reports (`RetentionGapError`); the feed then fails exactly
- * the followers whose watermark the removal passed.
+ * a jump is a removal the reader reports (`RetentionGapError`; a jump inside the retained window
+ * is a damaged replica, which the reader reads around: core/read/reader.ts); the feed then fails
+ * exactly the followers whose watermark the removal passed.
  *
  * The feed's position is a watermark for every attached follower: every event up to it was
  * handed out, so an idle tenant's watermark moves there without a broker lookup.

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { ClosedConnectionError, headers as natsHeaders, TimeoutError } from "@nats-io/nats-core";
 import { BrokerUnavailableError, createSync, InternalError } from "../../src/index.js";
-import { runtimeOf, ConnectionDrops, isNoResponders, isTransient, jsErrorCode, mapNatsError, PublishRequests, publishesPending } from "../../src/internal.js";
+import { runtimeOf, ConnectionDrops, isNoResponders, isTransient, jsErrorCode, LeaderElected, mapNatsError, PublishRequests, publishesPending } from "../../src/internal.js";
 import { freeze, startTestNats, thaw, uniqueNamespace } from "@tidemark/testing";
 import { useCoreFixture } from "./fixture.js";
 
@@ -128,6 +128,35 @@ describe("publish request", () => {
       expect(requests.size).toBe(0);
     } finally {
       thaw(fx.nats.pid);
+      await nc.close();
+    }
+  });
+
+  it("publish request - a leader election of its stream fails an attempt in flight at once (LeaderElected); other streams' attempts wait on", async () => {
+    const nc = await connect({ servers: fx.nats.url });
+    const other = await connect({ servers: fx.nats.url });
+    try {
+      // A responder that takes every request and never answers: a leader that dropped its proposals.
+      other.subscribe("request.elect.>", { callback: () => undefined });
+      await other.flush();
+      const requests = new PublishRequests(nc, new ConnectionDrops());
+      await nc.flush(); // the advisory subscription is in place
+      const started = Date.now();
+      const mine = requests.send("request.elect.a", new Uint8Array([1]), natsHeaders(), 30_000, "ELECT_A").then(() => undefined, (e: unknown) => e);
+      const theirs = requests.send("request.elect.b", new Uint8Array([1]), natsHeaders(), 1_500, "ELECT_B").then(() => undefined, (e: unknown) => e);
+      const unnamed = requests.send("request.elect.c", new Uint8Array([1]), natsHeaders(), 1_500).then(() => undefined, (e: unknown) => e);
+      await nc.flush();
+      other.publish("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.ELECT_A", JSON.stringify({ stream: "ELECT_A" }));
+      const err = await mine;
+      expect(err).toBeInstanceOf(LeaderElected);
+      expect(err).toMatchObject({ stream: "ELECT_A" });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(requests.size).toBe(2);
+      expect(await theirs).toBeInstanceOf(TimeoutError);
+      expect(await unnamed).toBeInstanceOf(TimeoutError);
+      expect(requests.size).toBe(0);
+    } finally {
+      await other.close();
       await nc.close();
     }
   });

@@ -10,16 +10,37 @@
  *   no answer within the timeout        TimeoutError        (transient, maybe stored)
  *   a JetStream API error in the answer JetStreamApiError   (by its `err_code`)
  *   the connection dropped              ConnectionDropped   (sent again at once, maybe stored)
+ *   the stream elected a leader         LeaderElected       (sent again at once, maybe stored)
  *   the connection closed               ClosedConnectionError (permanent)
  *   the connection stayed down          ConnectionDown      (never sent: nothing stored)
  * An answer after its attempt timed out finds no token and is dropped. An attempt made while
  * the connection is down is not handed to nats.js, which would buffer it and discard the
  * buffer at its next dial (the attempt then waited its whole timeout, for an answer that could
  * not come): it waits for the reconnect, at most `connectWaitMs`, then is sent or fails.
+ *
+ * A stream leader that steps down (or dies) drops the proposals it had not committed, and the
+ * attempts behind them get no answer: they waited their whole timeout (5 s by default; issue 29).
+ * JetStream announces each election on `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>`, so
+ * the connection listens there (one subscription) and fails every attempt in flight to that
+ * stream at once; the call sends it again with the same message id, which the new leader
+ * dedupes against the old attempt if that one was committed after all.
  */
 import { ClosedConnectionError, createInbox, NoRespondersError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiError, JetStreamError, type ApiError, type PubAck } from "@nats-io/jetstream";
 import { ConnectionDropped, type ConnectionDrops } from "../connection/connection-drops.js";
+
+/** Where JetStream announces a stream's new leader; the stream name is the last token. */
+const LEADER_ELECTED = "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.";
+
+/**
+ * What an attempt in flight is told when its stream elected a leader: the old leader may have
+ * dropped it, or committed it without answering. Send again with the same id.
+ */
+export class LeaderElected extends Error {
+  constructor(readonly stream: string) {
+    super(`stream ${stream} elected a new leader`);
+  }
+}
 
 /** How long an attempt waits for a connection that is down, by default (ms). */
 export const CONNECT_WAIT_MS = 2_000;
@@ -30,6 +51,8 @@ interface Pending {
   /** `Date.now()` after which the attempt times out. */
   expires: number;
   subject: string;
+  /** The stream the attempt is for, when the caller said (elections fail it; see LeaderElected). */
+  stream: string | undefined;
 }
 
 const decoder = new TextDecoder();
@@ -63,6 +86,13 @@ export class PublishRequests {
         if (err === null) this.#answer(msg);
       },
     });
+    // A stream's new leader: its attempts in flight may have been dropped by the old one. The
+    // subscription is best effort: where permissions refuse it, an attempt waits its timeout.
+    nc.subscribe(`${LEADER_ELECTED}*`, {
+      callback: (err, msg) => {
+        if (err === null) this.#elected(msg.subject.substring(LEADER_ELECTED.length));
+      },
+    });
     // Every attempt in flight gets no answer once the connection drops: fail them all at once
     // (one watcher per connection, watching again after each drop).
     const onDrop = (reason: ConnectionDropped) => {
@@ -84,14 +114,16 @@ export class PublishRequests {
   /**
    * Publishes `bytes` to `subject` and resolves with the stream's acknowledgement. While the
    * connection is down it first waits for it (at most `connectWaitMs`, and inside `timeoutMs`).
+   * With `stream`, an election of that stream's leader while the attempt waits fails it with
+   * {@link LeaderElected}.
    */
-  send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
+  send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number, stream?: string): Promise<PubAck> {
     if (this.#closed) return Promise.reject(this.#closed);
-    if (this.#drops.down) return this.#sendWhenBack(subject, bytes, headers, timeoutMs);
-    return this.#send(subject, bytes, headers, timeoutMs);
+    if (this.#drops.down) return this.#sendWhenBack(subject, bytes, headers, timeoutMs, stream);
+    return this.#send(subject, bytes, headers, timeoutMs, stream);
   }
 
-  async #sendWhenBack(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
+  async #sendWhenBack(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number, stream: string | undefined): Promise<PubAck> {
     const started = Date.now();
     const waitMs = Math.min(this.#connectWaitMs, timeoutMs);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -99,10 +131,10 @@ export class PublishRequests {
     await Promise.race([this.#drops.back, late, this.#nc.closed()]).finally(() => clearTimeout(timer));
     if (this.#closed) throw this.#closed;
     if (this.#drops.down) throw this.#drops.notConnected();
-    return this.#send(subject, bytes, headers, Math.max(1, timeoutMs - (Date.now() - started)));
+    return this.#send(subject, bytes, headers, Math.max(1, timeoutMs - (Date.now() - started)), stream);
   }
 
-  #send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<PubAck> {
+  #send(subject: string, bytes: Uint8Array, headers: MsgHdrs, timeoutMs: number, stream: string | undefined): Promise<PubAck> {
     const token = (this.#next++).toString(36);
     const expires = Date.now() + timeoutMs;
     return new Promise<PubAck>((resolve, reject) => {
@@ -112,7 +144,7 @@ export class PublishRequests {
         reject(err); // closed, draining, over max_payload: nothing was sent
         return;
       }
-      this.#pending.set(token, { resolve, reject, expires, subject });
+      this.#pending.set(token, { resolve, reject, expires, subject, stream });
       if (expires < this.#timerAt) this.#schedule(expires);
     });
   }
@@ -126,6 +158,16 @@ export class PublishRequests {
       pending.resolve(pubAckOf(msg, pending.subject));
     } catch (err) {
       pending.reject(err);
+    }
+  }
+
+  /** `stream` has a new leader: fail its attempts in flight (all sent before the advisory came). */
+  #elected(stream: string): void {
+    let reason: LeaderElected | undefined;
+    for (const [token, pending] of this.#pending) {
+      if (pending.stream !== stream) continue;
+      this.#pending.delete(token);
+      pending.reject((reason ??= new LeaderElected(stream)));
     }
   }
 

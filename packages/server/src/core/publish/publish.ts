@@ -19,7 +19,7 @@ import {
 import { nuid, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
 import type { PubAck } from "@nats-io/jetstream";
 import { EXPECTED_STREAM, MSG_ID, PublishHeaders, type PublishHeaderPrefix } from "./publish-headers.js";
-import type { PublishRequests } from "./publish-request.js";
+import { LeaderElected, type PublishRequests } from "./publish-request.js";
 import { ConnectionDown, ConnectionDropped } from "../connection/connection-drops.js";
 import { isNoResponders, isStreamNotFound, isTransient } from "../errors.js";
 import type { TopicHandles } from "../runtime.js";
@@ -157,7 +157,7 @@ class PublishCall {
   send(handles: TopicHandles): Promise<PubAck> {
     this.attempts++;
     const timeout = Math.max(1, Math.min(this.ctx.requestTimeoutMs, this.left()));
-    return this.ctx.requests(handles.nc).send(this.subject, this.bytes, this.headers, timeout);
+    return this.ctx.requests(handles.nc).send(this.subject, this.bytes, this.headers, timeout, this.ctx.stream);
   }
 
   done(ack: PubAck, handles: TopicHandles): Sent {
@@ -180,7 +180,10 @@ class PublishCall {
     if (err instanceof ConnectionDown || (!handles && connectionRefused(err))) throw this.notSent(err as Error);
     // A dropped connection: send again at once (held until the connection is back, at most
     // connectWaitMs: publish-request.ts). The dropped attempt may have arrived.
-    if (err instanceof ConnectionDropped) {
+    // The stream elected a new leader while the attempt waited (publish-request.ts): the old
+    // leader may have dropped it, or committed it without answering. Send again at once; the
+    // same message id makes a committed one a duplicate.
+    if (err instanceof ConnectionDropped || err instanceof LeaderElected) {
       this.maybeStored = true;
       return 0;
     }

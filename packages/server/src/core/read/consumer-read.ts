@@ -27,6 +27,10 @@ export interface ConsumerPass {
   signal?: AbortSignal;
   /** The first retained sequence, read now. */
   firstRetained(): Promise<number>;
+  /** Did the last window read show deleted sequences inside the window (no request)? */
+  holey(): boolean;
+  /** Are sequences in (from, to) deleted inside the window (a damaged store; after firstRetained)? */
+  holeWithin(from: number, to: number): Promise<boolean>;
   gap(requested: number, first: number, why: string): RetentionGapError;
 }
 
@@ -35,6 +39,14 @@ export interface PassEnd {
   prev: number | undefined;
   /** The consumer ran on the stream leader's server: what it held is the stream. */
   onLeader: boolean;
+  /**
+   * The consumer's replica skipped sequences after `prev` (up to `next`) that the stream still
+   * retains: a damaged or incomplete replica (issue 29). The pass ended at `prev`; the reader
+   * reads on through a fresh consumer.
+   */
+  missing?: { next: number };
+  /** The pass gave up on a consumer that was alive but sent nothing: not authoritative. */
+  idle?: boolean;
 }
 
 /**
@@ -62,19 +74,38 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   try {
     if (signal?.aborted) return undefined;
     const ci = await lease.consumer.info(true);
-    const end = (): PassEnd => ({ prev, onLeader: o.leader !== undefined && ci.cluster?.leader === o.leader });
+    const onLeader = o.leader !== undefined && ci.cluster?.leader === o.leader;
+    let idle = false;
+    let waiting = false;
+    const end = (): PassEnd => ({ prev, onLeader, ...(idle ? { idle } : {}) });
     messages = await lease.consumer.consume();
     // Made at once, so that every way out closes it: a stop marker nobody takes left the
     // subscription on the connection (a replay with nothing pending leaked one each).
     batches = new MessageBatches<JsMsg>(messages);
+    // A finite pass whose consumer is alive but silent gives up (idle): seen on a replica whose
+    // store was damaged while its node was down (issue 29), a tenant replay got 239 of 242
+    // events and then nothing while its consumer stayed alive. The reader settles where it
+    // stopped against the leader and reads on through a fresh consumer. Idle counts only while
+    // the read waits for the consumer, never while the application holds a batch.
+    const m = messages;
     watch = watchConsumer(lease.consumer, messages, {
       timeoutMs: Math.min(rt.requestTimeoutMs, CONSUMER_PROBE_TIMEOUT_MS),
       connection: () => rt.connectionState(),
+      onIdle: o.follow
+        ? undefined
+        : () => {
+            if (!waiting) return;
+            idle = true;
+            m.stop();
+          },
     });
     if (signal?.aborted) return undefined;
     if (!o.follow && ci.num_pending === 0) return end();
     for (;;) {
+      waiting = true;
+      watch.activity();
       const batch = await batches.next();
+      waiting = false;
       if (signal?.aborted) return undefined;
       if (batch === undefined) return o.follow ? undefined : end();
       watch.activity();
@@ -94,6 +125,7 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       const events: TidemarkEvent<T>[] = [];
       let stop = false;
       let failure: unknown;
+      let missing: PassEnd["missing"];
       for (const m of batch) {
         // Read once: `seq` and `info` are getters over the parsed reply subject.
         const info = m.info;
@@ -105,8 +137,18 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
         try {
           if (prev !== undefined) {
             if (seq <= prev) throw o.gap(prev, seq, "the topic was destroyed and re-created while reading");
-            if (seq !== prev + 1 && (!filtered || first! > prev + 1)) {
-              throw o.gap(prev, filtered ? first! : seq, "retention overtook the reader");
+            // A whole-topic read sees every retained sequence: a jump is a removal by retention
+            // only when the window starts past it. Tidemark never deletes inside the window, so
+            // otherwise the consumer's replica is missing events the stream still has (a store
+            // damaged while its node was down): never skipped silently, read on elsewhere. A
+            // tenant read cannot tell its jumps from other tenants' events, except on a leader
+            // whose window shows deleted sequences: a jump over one of them is read on elsewhere.
+            if (seq !== prev + 1 && !filtered) first = await o.firstRetained();
+            if (seq !== prev + 1 && first! > prev + 1) throw o.gap(prev, first!, "retention overtook the reader");
+            if (seq !== prev + 1 && (!filtered || (o.holey() && onLeader && (await o.holeWithin(prev, seq))))) {
+              missing = { next: seq };
+              stop = true;
+              break;
             }
           }
           events.push(decode(m, seq));
@@ -123,6 +165,7 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       if (events.length > 0) yield events;
       if (failure !== undefined) throw failure;
       if (signal?.aborted) return undefined;
+      if (missing) return { ...end(), prev, missing };
       if (stop) return end();
     }
   } finally {

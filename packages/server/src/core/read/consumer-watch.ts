@@ -34,6 +34,11 @@ export function watchConsumer(
     timeoutMs?: number;
     /** The connection's state: no probe while it is down; one soon after it comes back. */
     connection?: () => { connected: boolean; lost: Promise<void> };
+    /**
+     * The consumer answered its probe but has sent nothing for a probe interval (a finite read
+     * gives its pass up: the replica may be missing what it waits for; reader.ts settles it).
+     */
+    onIdle?: () => void;
   } = {},
 ): ConsumerWatch {
   const probeMs = options.probeMs ?? CONSUMER_PROBE_MS;
@@ -50,6 +55,7 @@ export function watchConsumer(
       });
       await Promise.race([consumer.info(), late]);
       last = Date.now();
+      if (!stopped) options.onIdle?.();
     } catch {
       // No answer in time, or the consumer is gone: recreate it after the last delivered event.
       if (!stopped && reset) reset();

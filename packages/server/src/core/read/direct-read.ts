@@ -29,6 +29,10 @@ export interface DirectRead {
   signal?: AbortSignal;
   /** The first retained sequence, read now. */
   firstRetained(): Promise<number>;
+  /** Did the last window read show deleted sequences inside the window (no request)? */
+  holey(): boolean;
+  /** Are sequences in (from, to) deleted inside the window (a damaged store; after firstRetained)? */
+  holeWithin(from: number, to: number): Promise<boolean>;
   gap(requested: number, first: number, why: string): RetentionGapError;
 }
 
@@ -93,6 +97,8 @@ async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<
 export interface DirectEnd {
   prev: number | undefined;
   reached: number | undefined;
+  /** The replica that answered skipped retained sequences after `prev` (see consumer-read.ts). */
+  missing?: { next: number };
 }
 
 export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>[], DirectEnd | undefined> {
@@ -102,16 +108,23 @@ export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: Direc
   // batch (removal only moves the front forward, so the earliest jump decides).
   let jumped = false;
   for (let p = r.after, i = 0; i < msgs.length; p = msgs[i]!.seq, i++) if (p !== undefined && msgs[i]!.seq !== p + 1) jumped = true;
-  const first = filtered && jumped ? await r.firstRetained() : undefined;
+  const first = jumped ? await r.firstRetained() : undefined;
   let prev = r.after;
+  let missing: DirectEnd["missing"];
   // One batch; the events before a gap or an undecodable message are yielded before it is thrown.
   const events: TidemarkEvent<T>[] = [];
   let failed = false;
   let failure: unknown;
   try {
     for (const m of msgs) {
-      if (prev !== undefined && m.seq !== prev + 1 && (!filtered || first! > prev + 1)) {
-        throw r.gap(prev, filtered ? first! : m.seq, "retention overtook the reader");
+      if (prev !== undefined && m.seq !== prev + 1 && first! > prev + 1) {
+        throw r.gap(prev, first!, "retention overtook the reader");
+      }
+      // A whole-topic read's jump inside the retained window: the answering replica lacks
+      // events the stream still has (consumer-read.ts). Stop here; the reader reads on.
+      if (prev !== undefined && m.seq !== prev + 1 && (!filtered || (r.holey() && (await r.holeWithin(prev, m.seq))))) {
+        missing = { next: m.seq };
+        break;
       }
       prev = m.seq;
       events.push(rt.toEvent<T>(m));
@@ -123,5 +136,5 @@ export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: Direc
   if (events.length > 0) yield events;
   if (failed) throw failure;
   if (r.signal?.aborted) return undefined;
-  return { prev, reached };
+  return missing ? { prev, reached: undefined, missing } : { prev, reached };
 }

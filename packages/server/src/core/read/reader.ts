@@ -3,11 +3,16 @@
  * JetStream does not do (an ordered consumer that starts below the retained window silently
  * gets the first retained event).
  *
- * - Whole-topic reads see every sequence, so any jump is a removal: no broker request needed.
+ * - Whole-topic reads see every sequence, so a jump is a removal by retention when the window
+ *   starts past it (one stream-info request per jump). Otherwise the replica the read is on lacks
+ *   events the stream still retains (Tidemark never deletes inside the window: a store damaged
+ *   while its node was down): the read goes on through a fresh consumer, and fails with
+ *   BrokerUnavailableError after SHORT_READ_RETRY_MS without progress — never a silent skip.
  * - Tenant reads skip other tenants' sequences by design. A jump is safe when the retained window
  *   still started at or below the position right after the previous event; one stream-info
  *   request checks a whole batch (removal only moves the front forward, so the earliest jump
- *   in the batch decides).
+ *   in the batch decides). When that window shows deleted sequences inside it (a damaged store
+ *   leading the stream), a jump over one of them is read on elsewhere like a whole-topic jump.
  * - A finite read ends at the head it captured (or `until`), never short of it: a consumer or a
  *   direct get answered by a replica that is behind the leader reports nothing more below it.
  *   So where a pass stops below `last` is settled against the leader (`settled`): a retention
@@ -55,6 +60,18 @@ function gap(rt: TopicRuntime, requested: number, first: number, why: string): R
   return new RetentionGapError(
     `topic ${JSON.stringify(rt.options.id)}: ${why}; requested events after sequence ${requested}, the first retained is ${first}`,
     { requestedSequence: requested, firstAvailableSequence: first },
+  );
+}
+
+/**
+ * A replica the read was placed on holds sequences `next` and later but not those right after
+ * `prev`, which retention has not removed: its store lost them (damaged or truncated while its
+ * node was down; nats-server does not repair it). Retryable: another replica may hold them.
+ */
+function missingEvents(rt: TopicRuntime, prev: number, next: number, passes: number): BrokerUnavailableError {
+  return new BrokerUnavailableError(
+    `topic ${JSON.stringify(rt.options.id)}: the replica serving the read is missing sequences ${prev + 1}-${next - 1}, which the stream still retains ` +
+      `(a damaged or incomplete replica; ${passes} reads in ${SHORT_READ_RETRY_MS} ms met it); retry the read from its last event`,
   );
 }
 
@@ -122,7 +139,16 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   const start = after !== undefined ? after + 1 : Math.max(first, 1);
   if (!opts.follow && start > last) return;
   if (signal?.aborted) return;
-  const firstNow = async () => firstRetained(await window(rt));
+  // The last window read, for holeWithin: interior deletions in the leader's store.
+  let seen: StreamInfo = info;
+  const firstNow = async () => firstRetained((seen = await window(rt)));
+  // Tidemark never deletes inside the window: num_deleted > 0 is a store that lost events.
+  const holey = () => (seen.state.num_deleted ?? 0) > 0;
+  const holeWithin = async (from: number, to: number) => {
+    if (!holey()) return false;
+    const detailed = await h.jsm.streams.info(rt.streamName, { deleted_details: true }).catch((err: unknown) => Promise.reject(rt.mapError(err)));
+    return (detailed.state.deleted ?? []).some((q) => q > from && q < to);
+  };
   const gapOf = (r: number, f: number, why: string) => gap(rt, r, f, why);
   // A single replica is the stream: what it holds needs no leader to confirm it.
   const single = (info.config.num_replicas ?? 1) <= 1;
@@ -130,17 +156,27 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
 
   let prev = after;
   if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
-    const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, gap: gapOf });
+    const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, holey, holeWithin, gap: gapOf });
     // Not even a single replica's answer is the stream's: a mirror with mirror_direct may answer.
-    if (end === undefined || (await settled(end.prev, end.reached, false))) return;
+    if (end === undefined || (!end.missing && (await settled(end.prev, end.reached, false)))) return;
     prev = end.prev;
   }
-  const deadline = Date.now() + SHORT_READ_RETRY_MS;
+  let deadline = Date.now() + SHORT_READ_RETRY_MS;
   for (let attempt = 0; ; attempt++) {
     const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
     // yield* hands a `return()` (a break) on to the pass, which releases its consumer.
-    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, gap: gapOf });
-    if (end === undefined || signal?.aborted || (await settled(end.prev, end.prev, single || end.onLeader))) return;
+    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, holey, holeWithin, gap: gapOf });
+    if (end === undefined || signal?.aborted) return;
+    if (end.missing) {
+      // The consumer's replica lacks retained events after end.prev: a fresh consumer may be
+      // placed on a whole replica. Progress (a follow reading on) starts the deadline again.
+      if (end.prev !== prev) deadline = Date.now() + SHORT_READ_RETRY_MS;
+      if (Date.now() >= deadline) throw missingEvents(rt, end.prev ?? start - 1, end.missing.next, attempt + 1);
+      prev = end.prev;
+      await sleep(backoffCeiling(attempt, PASS_BACKOFF));
+      continue;
+    }
+    if (await settled(end.prev, end.prev, !end.idle && (single || end.onLeader))) return;
     const stoppedAt = end.prev ?? start - 1;
     if (Date.now() >= deadline) {
       throw new BrokerUnavailableError(

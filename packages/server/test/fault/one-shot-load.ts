@@ -1,0 +1,199 @@
+/**
+ * The workload and accounting of the issue 29 faults (Jepsen's NATS menu): publishers that make
+ * ONE `publish()` call per event (keyed and not, never retried by the test) with every call's
+ * start and end kept, and `follow()` readers per tenant that resume from their last cursor after
+ * a broker error. At the end the stream is read back and compared with every call and every
+ * reader: acked lost, stored twice, in doubt (and whether the error said `maybeStored`),
+ * readers exact (the stream's sequences of their tenant, in order, no hole, no duplicate), and
+ * every error a reader met, by code (a damaged replica must show as a typed error or a gap,
+ * never as a silent skip).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Cursor, Topic } from "../../src/index.js";
+import { readStored, type FaultEvent, type Stored } from "./partition-workload.js";
+
+export interface LoadCall {
+  id: string;
+  keyed: boolean;
+  tenantId: string;
+  at: number;
+  end?: number;
+  ok?: boolean;
+  error?: { name: string; code?: string; maybeStored?: boolean; message: string };
+}
+
+export interface Reader {
+  tenantId: string;
+  sequences: number[];
+  /** Errors met while following, by `name/code` (each followed by a resume from the last cursor). */
+  errors: Record<string, number>;
+}
+
+export class OneShotLoad {
+  readonly calls: LoadCall[] = [];
+  readonly readers: Reader[] = [];
+  readonly prefix = Math.random().toString(36).slice(2, 8);
+  readonly #stop = new AbortController();
+  #n = 0;
+  #running: Promise<unknown>[] = [];
+
+  constructor(
+    readonly topic: Topic<FaultEvent>,
+    readonly tenants: string[],
+  ) {}
+
+  /** Starts `keyed` + `unkeyed` publish loops and one reader per tenant. */
+  start(o: { keyed?: number; unkeyed?: number; pauseMs?: number; padBytes?: number } = {}): void {
+    for (const tenantId of this.tenants) this.#running.push(this.#follow(tenantId));
+    this.#pad = o.padBytes ? "x".repeat(o.padBytes) : undefined;
+    const loops = [...Array<boolean>(o.keyed ?? 2).fill(true), ...Array<boolean>(o.unkeyed ?? 2).fill(false)];
+    for (const keyed of loops) this.#running.push(this.#publishLoop(keyed, o.pauseMs ?? 5));
+  }
+
+  #pad: string | undefined;
+
+  get acked(): number {
+    return this.calls.filter((c) => c.ok).length;
+  }
+
+  /** Stops publishing, waits for the calls in flight, and lets the readers reach `head`. */
+  async stopPublishing(): Promise<void> {
+    this.#publishing = false;
+    await Promise.all(this.#loops);
+  }
+
+  #publishing = true;
+  #loops: Promise<void>[] = [];
+
+  async #publishLoop(keyed: boolean, pauseMs: number): Promise<void> {
+    const loop = (async () => {
+      while (this.#publishing) {
+        const i = this.#n++;
+        const tenantId = this.tenants[i % this.tenants.length]!;
+        const call: LoadCall = { id: `${this.prefix}-${i}`, keyed, tenantId, at: Date.now() };
+        this.calls.push(call);
+        try {
+          await this.topic.publish({ data: { n: i, p: this.prefix, pad: this.#pad }, tenantId, ...(keyed ? { idempotencyKey: call.id } : {}) });
+          call.ok = true;
+        } catch (err) {
+          const e = err as Error & { code?: string; maybeStored?: boolean };
+          call.ok = false;
+          call.error = { name: e.name, code: e.code, maybeStored: e.maybeStored, message: String(e.message).slice(0, 300) };
+        }
+        call.end = Date.now();
+        await sleep(pauseMs);
+      }
+    })();
+    this.#loops.push(loop);
+    return loop;
+  }
+
+  async #follow(tenantId: string): Promise<void> {
+    const reader: Reader = { tenantId, sequences: [], errors: {} };
+    this.readers.push(reader);
+    let after: Cursor | undefined;
+    while (!this.#stop.signal.aborted) {
+      try {
+        for await (const e of this.topic.follow({ tenantId, after, signal: this.#stop.signal })) {
+          reader.sequences.push(e.streamSequence);
+          after = e.cursor;
+        }
+      } catch (err) {
+        if (this.#stop.signal.aborted) return;
+        const e = err as Error & { code?: string };
+        const key = `${e.name}/${e.code ?? "-"}`;
+        reader.errors[key] = (reader.errors[key] ?? 0) + 1;
+        await sleep(200);
+      }
+    }
+  }
+
+  /** Waits until every reader has every stored event of its tenant (or `timeoutMs`); then stops them. */
+  async settle(stored: Stored, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const done = () =>
+      this.readers.every((r) => {
+        const want = stored.sequences.get(r.tenantId) ?? [];
+        return r.sequences.length >= want.length && r.sequences.at(-1) === want.at(-1);
+      });
+    while (!done() && Date.now() < deadline) await sleep(100);
+    this.#stop.abort();
+    await Promise.allSettled(this.#running);
+  }
+
+  /** Reads the stream back (retrying a broker error for up to `timeoutMs`). */
+  async readBack(timeoutMs = 30_000): Promise<{ stored: Stored; readErrors: Record<string, number> }> {
+    const readErrors: Record<string, number> = {};
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return { stored: await readStored(this.topic), readErrors };
+      } catch (err) {
+        const e = err as Error & { code?: string };
+        const key = `${e.name}/${e.code ?? "-"}`;
+        readErrors[key] = (readErrors[key] ?? 0) + 1;
+        if (Date.now() > deadline) throw err;
+        await sleep(500);
+      }
+    }
+  }
+
+  /** The accounting: calls against the stream, readers against the stream. */
+  account(stored: Stored) {
+    let ackedLost = 0;
+    let storedTwice = 0;
+    let inDoubt = 0;
+    let inDoubtSaidSo = 0;
+    let failedNotStored = 0;
+    let untypedErrors = 0;
+    const errors: Record<string, number> = {};
+    for (const c of this.calls) {
+      const copies = stored.copies.get(c.id) ?? 0;
+      if (copies > 1) storedTwice++;
+      if (c.ok && copies === 0) ackedLost++;
+      if (c.ok === false) {
+        const key = `${c.error!.name}/${c.error!.code ?? "-"}${c.error!.maybeStored ? "/maybeStored" : ""}`;
+        errors[key] = (errors[key] ?? 0) + 1;
+        if (!c.error!.code) untypedErrors++;
+        if (copies > 0) {
+          inDoubt++;
+          if (c.error!.maybeStored) inDoubtSaidSo++;
+        } else failedNotStored++;
+      }
+    }
+    let readersExact = 0;
+    let holes = 0;
+    let duplicates = 0;
+    let outOfOrder = 0;
+    const readerErrors: Record<string, number> = {};
+    for (const r of this.readers) {
+      const want = stored.sequences.get(r.tenantId) ?? [];
+      const got = r.sequences;
+      const gotSet = new Set(got);
+      duplicates += got.length - gotSet.size;
+      holes += want.filter((q) => !gotSet.has(q)).length;
+      for (let i = 1; i < got.length; i++) if (got[i]! <= got[i - 1]!) outOfOrder++;
+      if (got.length === want.length && got.every((q, i) => q === want[i])) readersExact++;
+      for (const [k, v] of Object.entries(r.errors)) readerErrors[k] = (readerErrors[k] ?? 0) + v;
+    }
+    return {
+      calls: this.calls.length,
+      acked: this.acked,
+      failed: this.calls.filter((c) => c.ok === false).length,
+      ackedLost,
+      storedTwice,
+      inDoubt,
+      inDoubtSaidSo,
+      failedNotStored,
+      errors,
+      untypedErrors,
+      slowestCallMs: Math.max(0, ...this.calls.map((c) => (c.end ?? c.at) - c.at)),
+      readers: this.readers.length,
+      readersExact,
+      holes,
+      duplicates,
+      outOfOrder,
+      readerErrors,
+    };
+  }
+}
