@@ -32,6 +32,10 @@ export type {
   DeadLetter,
   DeadLetters,
   Checkpoint,
+  FirstPage,
+  ReadState,
+  ReadStateHandle,
+  ReadStateWatch,
   Watch,
   WatchOptions,
 } from "./core/types.js";
