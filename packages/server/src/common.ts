@@ -53,6 +53,7 @@ export {
   StorageLimitError,
   TopicNotFoundError,
   ClosedError,
+  LimitExceededError,
   InternalError,
   isTidemarkError,
 } from "@tidemark/shared";

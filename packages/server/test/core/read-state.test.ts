@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { CursorMismatchError, InvalidArgumentError, InvalidCursorError, type ReadState } from "../../src/index.js";
+import { CursorMismatchError, InvalidArgumentError, InvalidCursorError, LimitExceededError, type ReadState } from "../../src/index.js";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
 const fx = useCoreFixture();
@@ -75,6 +75,17 @@ describe("read state", () => {
     // Another tenant's event is not an item of this one.
     const b = await t.publish({ data: 9, tenantId: "b" });
     expect(await failure(ada.markItemRead(b.cursor))).toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it("read state - at most 100 items above the cursor (LimitExceededError); a cursor past them folds them in", async () => {
+    const t = fx.sync().topic<number>({ id: "rs.items" });
+    const r = [];
+    for (let i = 0; i < 101; i++) r.push(await t.publish({ data: i, tenantId: "a" }));
+    const ada = t.readState({ principal: "ada", tenantId: "a" });
+    for (let i = 0; i < 100; i++) await ada.markItemRead(r[i]!.cursor);
+    expect((await ada.get()).items).toHaveLength(100);
+    expect(await failure(ada.markItemRead(r[100]!.cursor))).toBeInstanceOf(LimitExceededError);
+    expect(await ada.markRead(r[49]!.cursor)).toMatchObject({ cursor: r[49]!.cursor, items: r.slice(50, 100).map((e) => e.eventId) });
   });
 
   it("read state - another principal's state is neither readable nor writable through its own handle", async () => {
