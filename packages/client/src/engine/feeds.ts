@@ -11,6 +11,8 @@
  */
 import {
   ErrorCode,
+  PROTOCOL_REVISION,
+  type ReadStateFrame,
   type CaughtUpFrame,
   type ErrorFrame,
   type ErrorPayload,
@@ -23,7 +25,8 @@ import {
 } from "@tidemark/shared";
 import { FeedLog, feedKey } from "../feed-log.js";
 import { tabStatus, type Status } from "../state.js";
-import type { EngineConfig, OpenRequest } from "../types.js";
+import type { EngineConfig, OpenRequest, ReadMark } from "../types.js";
+import type { ReadWrite } from "../read-log.js";
 import type { Delivery } from "./delivery.js";
 import type { History } from "./history.js";
 import type { Feed, FeedState, FeedStateChange, Member, Tab } from "./model.js";
@@ -59,6 +62,13 @@ export class Feeds {
   #wasLive = false;
   /** Subscriptions to ask again later (the server was busy); cleared on stop. */
   readonly #retries = new Set<ReturnType<typeof setTimeout>>();
+  /** The protocol revision of the current socket's server (`welcome.revision`; 0: before 1.4). */
+  #revision = 0;
+  /** Feeds asked for a first page on this socket, until they catch up: their replay is no effect. */
+  readonly #paging = new Set<Feed>();
+  /** One `mark_read` in flight per feed on this socket: its `ref` and what it wrote. */
+  readonly #reading = new Map<Feed, { ref: string; write: ReadWrite }>();
+  #nextRef = 0;
 
   constructor(parts: FeedsParts) {
     this.#parts = parts;
@@ -98,6 +108,7 @@ export class Feeds {
     const { socket, history, delivery } = this.#parts;
     void history.ready.then(() => {
       if (socket.state.kind !== "open" || socket.state.connectionId !== frame.connectionId) return;
+      this.#revision = frame.revision ?? 0;
       // An older server names no principal: one history for the profile, as before.
       this.adopt(frame.principal ?? "");
       this.#confirmed = true;
@@ -120,6 +131,8 @@ export class Feeds {
   /** The socket is gone (or about to be): forget its subscriptions (saved history stays). */
   forgetWire(): void {
     this.#wire.clear();
+    this.#paging.clear();
+    this.#reading.clear();
     for (const feed of this.#byKey.values()) {
       if (this.#accepted(feed)) this.#set(feed, { kind: "saved", shown: false });
     }
@@ -144,7 +157,7 @@ export class Feeds {
   #create(key: string, request: OpenRequest): Feed {
     const feed: Feed = {
       key,
-      request: { mode: request.mode, topic: request.topic, tenantId: request.tenantId },
+      request: { mode: request.mode, topic: request.topic, tenantId: request.tenantId, initial: request.mode === "hub" ? request.initial : undefined },
       log: undefined,
       loaded: Promise.resolve(),
       members: new Set(),
@@ -201,8 +214,14 @@ export class Feeds {
     const { log, state } = feed;
     if (!log || state.kind === "loading" || state.kind === "refused" || !this.#confirmed || socket.state.kind !== "open" || this.#wire.has(feed)) return;
     const id = this.#wire.add(feed);
+    this.#reading.delete(feed);
     const { mode, topic, tenantId } = feed.request;
     const cursor = mode === "hub" ? log.cursor : undefined;
+    const inbox = mode === "hub" && this.#revision >= PROTOCOL_REVISION;
+    // Only a feed with no saved state starts from a first page; a reset leaves the head saved.
+    const initial = inbox && cursor === undefined ? feed.request.initial : undefined;
+    if (initial) this.#paging.add(feed);
+    else this.#paging.delete(feed);
     this.#leaveEdge(feed);
     socket.send({
       type: "subscribe",
@@ -211,6 +230,8 @@ export class Feeds {
       mode,
       ...(tenantId === undefined ? {} : { tenantId }),
       ...(cursor === undefined ? {} : { cursor }),
+      ...(initial ? { initial } : {}),
+      ...(inbox ? { read: true } : {}),
     });
   }
 
@@ -220,7 +241,8 @@ export class Feeds {
     for (const feed of this.#wire.onHub(frame.hub)) {
       const item = feed.log?.addEvent(frame.event);
       if (!item || !feed.log) continue;
-      delivery.deliver(feed, [item]);
+      // A first page is history to the user: no sound for each of its events.
+      delivery.deliver(feed, [item], this.#paging.has(feed));
       history.mark(feed.log);
     }
   }
@@ -231,6 +253,7 @@ export class Feeds {
     if (!feed) return;
     if (feed.state.kind !== "caught_up") this.#set(feed, { kind: "subscribed" });
     this.#parts.delivery.release(feed);
+    this.#pushRead(feed); // reads made while offline
     // A live subscription has nothing to replay: it is at the live edge once it exists
     // (whether or not the server also sends `caught_up` for it).
     if (feed.request.mode === "live" && feed.state.kind !== "caught_up") this.#reachedEdge(feed);
@@ -265,6 +288,7 @@ export class Feeds {
   }
 
   #reachedEdge(feed: Feed): void {
+    this.#paging.delete(feed);
     this.#set(feed, { kind: "caught_up" });
     if (!this.#wasLive && this.#allCaughtUp()) this.#wasLive = true;
     this.#parts.delivery.caughtUp(feed);
@@ -276,6 +300,7 @@ export class Feeds {
    * is, the rest is reported. Without an `id` it is not about one feed.
    */
   ended(frame: UnsubscribedFrame | ErrorFrame): void {
+    if (frame.type === "error" && frame.ref !== undefined) return this.#readRefused(frame);
     if (frame.id === undefined) {
       if (frame.code === ErrorCode.Unauthorized) this.#parts.tokens.forget();
       return;
@@ -327,6 +352,65 @@ export class Feeds {
       if (this.#byKey.get(feed.key) === feed) this.#subscribe(feed);
     }, ms);
     this.#retries.add(timer);
+  }
+
+  // ---- read state ----
+
+  /** `read_state`: the principal's read state of a feed (after `subscribed`, on a change, or an answer). */
+  readState(frame: ReadStateFrame): void {
+    const feed = this.#wire.feed(frame.id);
+    if (!feed?.log) return;
+    if (frame.ref !== undefined && this.#reading.get(feed)?.ref === frame.ref) this.#reading.delete(feed);
+    if (feed.log.read.fromServer(frame.read)) this.#parts.delivery.read(feed);
+    this.#parts.history.mark(feed.log);
+    this.#pushRead(feed);
+  }
+
+  /** A tab marks read: shown in every tab of the feed at once, saved, and sent when the server can take it. */
+  async markRead(feed: Feed, mark: ReadMark): Promise<void> {
+    const log = feed.log;
+    if (!log || feed.request.mode !== "hub") return;
+    const changed = "cursor" in mark ? log.read.markRead(mark.cursor) : log.read.markItem(mark.eventId, mark.item);
+    if (!changed) return;
+    this.#parts.delivery.read(feed);
+    this.#parts.history.mark(log);
+    this.#pushRead(feed);
+    // Saved before the call returns: a tab closed right after still has its read on the next start.
+    await this.#parts.history.flush();
+  }
+
+  /** Sends the feed's next unconfirmed read, one at a time, once the server accepted the feed. */
+  #pushRead(feed: Feed): void {
+    if (this.#reading.has(feed) || !feed.log || this.#revision < PROTOCOL_REVISION) return;
+    const id = this.#wire.acceptedId(feed);
+    const write = id === undefined ? undefined : feed.log.read.next();
+    if (id === undefined || !write) return;
+    const ref = `r${++this.#nextRef}`;
+    if (!this.#parts.socket.send({ type: "mark_read", id, ref, ...write })) return;
+    this.#reading.set(feed, { ref, write });
+  }
+
+  /** An `error` answering a `mark_read`: tried again when it may succeed later, else dropped. */
+  #readRefused(frame: ErrorFrame): void {
+    const feed = frame.id === undefined ? undefined : this.#wire.feed(frame.id);
+    const inFlight = feed ? this.#reading.get(feed) : undefined;
+    if (!feed?.log || !inFlight || inFlight.ref !== frame.ref) return;
+    this.#reading.delete(feed);
+    if (frame.code === ErrorCode.LimitExceeded && frame.retryAfterMs !== undefined) {
+      const timer = setTimeout(() => {
+        this.#retries.delete(timer);
+        this.#pushRead(feed);
+      }, frame.retryAfterMs);
+      this.#retries.add(timer);
+      return;
+    }
+    // Broker trouble and an expired token: kept, sent again on the next subscribe.
+    if (frame.code === ErrorCode.BrokerUnavailable || frame.code === ErrorCode.Internal || frame.code === ErrorCode.Unauthorized) return;
+    // Not a cursor of the topic (re-created), another tenant's event, too many items: dropped.
+    feed.log.read.drop(inFlight.write);
+    this.#parts.delivery.read(feed);
+    this.#parts.history.mark(feed.log);
+    this.#pushRead(feed);
   }
 
   /** A tab's status; without a tab, the whole engine's. */
