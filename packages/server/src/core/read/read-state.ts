@@ -7,9 +7,12 @@
  *
  * The state is a cursor (everything up to it is read) and a bounded set of events read one by one
  * above it, folded in when the cursor passes them. Every write is a compare-and-set on the key's
- * revision: the cursor never moves back, whichever process writes. Changes are announced on the
- * KV subject itself: a watcher is one core NATS subscription on its key (no consumer), made before
- * the state is read, so no change between the read and the subscription is missed.
+ * revision: the cursor never moves back, whichever process writes. Changes reach watchers through
+ * one KV watch per bucket and connection (an ordered consumer of updates only, shared by every
+ * watcher of the process and dispatched by key), started before the state is read, so no change
+ * between the read and the watch is missed. Not a core subscription on the key's subject: that
+ * also delivers the writes the stream refused (a compare-and-set that lost), and a write before
+ * the stream stored it, so a watcher that read the entry on such a tick could miss the change.
  */
 import {
   assertTenantId,
@@ -20,7 +23,7 @@ import {
   MAX_READ_ITEMS,
   type Cursor,
 } from "@tidemark/shared";
-import type { KV } from "@nats-io/kv";
+import { KvWatchInclude, type KV } from "@nats-io/kv";
 import { readStateBucket, readStateKey } from "../resources/broker-names.js";
 import { isNoMessageFound, isWrongLastSequence } from "../errors.js";
 import { assertNotPastHead } from "./past-head.js";
@@ -60,6 +63,59 @@ export function viewOf(stored: Stored | undefined, incarnation: string): ReadSta
 function sameIncarnation(cursor: string, incarnation: string): boolean {
   const inc = decodeCursor(cursor).incarnation;
   return inc === "" || inc === incarnation;
+}
+
+/** The listeners of one bucket's changes in this process, by key. */
+class KeyWatcher {
+  readonly #listeners = new Map<string, Set<(stored: Stored) => void>>();
+
+  add(key: string, listener: (stored: Stored) => void): () => void {
+    let set = this.#listeners.get(key);
+    if (!set) this.#listeners.set(key, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
+    };
+  }
+
+  dispatch(key: string, stored: Stored): void {
+    for (const listener of this.#listeners.get(key) ?? []) listener(stored);
+  }
+}
+
+const watchers = new WeakMap<KV, Promise<KeyWatcher>>();
+
+/** The bucket's one watch in this process, started on first use (resolves once it is in place). */
+function keyWatcher(kv: KV): Promise<KeyWatcher> {
+  let watcher = watchers.get(kv);
+  if (!watcher) {
+    watcher = kv.watch({ include: KvWatchInclude.UpdatesOnly, ignoreDeletes: true }).then(
+      (updates) => {
+        const keys = new KeyWatcher();
+        void (async () => {
+          try {
+            for await (const e of updates) {
+              if (e.operation !== "PUT") continue;
+              const stored = parse(e.value);
+              if (stored) keys.dispatch(e.key, stored);
+            }
+          } catch {
+            // The connection closed: the next watch() starts another.
+          } finally {
+            if (watchers.get(kv) === watcher) watchers.delete(kv);
+          }
+        })();
+        return keys;
+      },
+      (err: unknown) => {
+        watchers.delete(kv);
+        throw err;
+      },
+    );
+    watchers.set(kv, watcher);
+  }
+  return watcher;
 }
 
 class KvReadState implements ReadStateHandle {
@@ -176,51 +232,21 @@ class KvReadState implements ReadStateHandle {
   }
 
   async watch(listener: (state: ReadState) => void): Promise<ReadStateWatch> {
-    const h = await this.#topic.ready();
     const { kv, incarnation, key } = await this.#kv();
-    const subject = `$KV.${readStateBucket(this.#topic.namespace)}.${key}`;
-    // A message on the key's subject is a tick, not the state: core subscribers also get the
-    // publishes the stream refused (a compare-and-set that lost), so the KV is read again. Reads
-    // are coalesced (one at a time, one more if ticks came meanwhile) and only a newer version
-    // than the last one told is passed on.
-    let told = -1;
-    let reading = false;
-    let again = false;
-    let closed = false;
-    const read = async (): Promise<void> => {
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
-          const state = viewOf((await this.#read(kv, key)).stored, incarnation);
-          if (!closed && state.version > told) {
-            told = state.version;
-            listener(state);
-          }
-        } while (again && !closed);
-      } catch {
-        // The broker is away: the next change (or the caller's own read) tells the state.
-      } finally {
-        reading = false;
-      }
-    };
-    const sub = h.nc.subscribe(subject, { callback: (err) => void (err ? undefined : read()) });
+    let keys: KeyWatcher;
     try {
-      await h.nc.flush();
+      keys = await keyWatcher(kv);
     } catch (err) {
-      sub.unsubscribe();
       throw this.#topic.mapError(err);
     }
-    return {
-      close: () => {
-        closed = true;
-        sub.unsubscribe();
-      },
-    };
+    // The watch delivers stored entries in order; only a newer version is passed on.
+    let told = -1;
+    const remove = keys.add(key, (stored) => {
+      if (stored.n <= told) return;
+      told = stored.n;
+      listener(viewOf(stored, incarnation));
+    });
+    return { close: remove };
   }
 }
 
