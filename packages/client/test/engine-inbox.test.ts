@@ -87,6 +87,37 @@ describe("engine - inbox", () => {
     expect((await topic.readState({ principal: "ada", tenantId: "globex" }).get()).cursor).toBe(e2.cursor);
   });
 
+  it("engine - read state is per user on a shared profile: ada's read made offline is never shown or sent as bob's, and is sent when ada is back", async () => {
+    const first = await startBridge();
+    const port = first.server.port;
+    const e1 = await topic.publish({ tenantId: "acme", data: { n: 1 } });
+    const engine = newEngine();
+    const ada = await attachTab(engine, "a", port, { token: () => "token-ada", principal: "ada" });
+    const open = { id: "f", mode: "hub" as const, topic: "engine.feed", tenantId: "acme", effects: false, initial: { last: 5 } };
+    await engine.open("a", open);
+    await until(() => live(ada) && lastRead(ada, "f") !== undefined);
+    const before = (await topic.readState({ principal: "ada", tenantId: "acme" }).get()).version;
+    await first.server.close();
+    await until(() => !live(ada));
+    await engine.markRead("a", "f", { cursor: e1.cursor });
+    await engine.detach("a");
+    // bob signs in on the same profile (the same engine) while the bridge is back.
+    await startBridge(port);
+    const bob = await attachTab(engine, "b", port, { token: () => "token-bob", principal: "bob" });
+    await engine.open("b", open);
+    await until(() => live(bob) && lastRead(bob, "f") !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(lastRead(bob, "f")).toEqual({ items: [] });
+    expect((await topic.readState({ principal: "bob", tenantId: "acme" }).get()).version).toBe(0);
+    expect((await topic.readState({ principal: "ada", tenantId: "acme" }).get()).version).toBe(before);
+    // ada back: her saved read goes to the server as hers.
+    await engine.detach("b");
+    const again = await attachTab(engine, "a2", port, { token: () => "token-ada", principal: "ada" });
+    await engine.open("a2", open);
+    await until(async () => (await topic.readState({ principal: "ada", tenantId: "acme" }).get()).cursor === e1.cursor);
+    await until(() => covers(lastRead(again, "f")?.cursor, e1.cursor));
+  });
+
   it("engine - mark all read racing new events: 0 hidden events in 1,000 rounds", async () => {
     const { server } = await startBridge();
     const tenantId = "acme";
