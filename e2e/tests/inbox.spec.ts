@@ -42,7 +42,7 @@ test("inbox - a first visit shows the tenant's last 50 retained notifications, t
 });
 
 test("inbox - two profiles of one user and one of another: a read on one clears the other's badge (p99 < 1 s), never the other user's", async ({ browser, server }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(60_000 + Number(process.env.TIDEMARK_BADGE_ROUNDS ?? 20) * 6_000);
   const adaOne = await newProfile(browser, server.url, "ada");
   const adaTwo = await newProfile(browser, server.url, "ada");
   const bobs = await newProfile(browser, server.url, "bob");
