@@ -11,7 +11,6 @@
  */
 import {
   ErrorCode,
-  PROTOCOL_REVISION,
   type ReadStateFrame,
   type CaughtUpFrame,
   type ErrorFrame,
@@ -33,6 +32,9 @@ import type { Feed, FeedState, FeedStateChange, Member, Tab } from "./model.js";
 import type { Socket } from "./socket.js";
 import type { TokenSource } from "./tokens.js";
 import { WireTable } from "./wire-table.js";
+
+/** The protocol revision (1.4) that brought first pages and read state: sent only to a server at it or later. */
+const INBOX_REVISION = 4;
 
 /** Live feeds keep a few items only, for duplicate checks. */
 const LIVE_LIMIT = 16;
@@ -217,7 +219,7 @@ export class Feeds {
     this.#reading.delete(feed);
     const { mode, topic, tenantId } = feed.request;
     const cursor = mode === "hub" ? log.cursor : undefined;
-    const inbox = mode === "hub" && this.#revision >= PROTOCOL_REVISION;
+    const inbox = mode === "hub" && this.#revision >= INBOX_REVISION;
     // Only a feed with no saved state starts from a first page; a reset leaves the head saved.
     const initial = inbox && cursor === undefined ? feed.request.initial : undefined;
     if (initial) this.#paging.add(feed);
@@ -381,7 +383,7 @@ export class Feeds {
 
   /** Sends the feed's next unconfirmed read, one at a time, once the server accepted the feed. */
   #pushRead(feed: Feed): void {
-    if (this.#reading.has(feed) || !feed.log || this.#revision < PROTOCOL_REVISION) return;
+    if (this.#reading.has(feed) || !feed.log || this.#revision < INBOX_REVISION) return;
     const id = this.#wire.acceptedId(feed);
     const write = id === undefined ? undefined : feed.log.read.next();
     if (id === undefined || !write) return;
