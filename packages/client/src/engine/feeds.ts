@@ -25,16 +25,13 @@ import {
 import { FeedLog, feedKey } from "../feed-log.js";
 import { tabStatus, type Status } from "../state.js";
 import type { EngineConfig, OpenRequest, ReadMark } from "../types.js";
-import type { ReadWrite } from "../read-log.js";
 import type { Delivery } from "./delivery.js";
 import type { History } from "./history.js";
 import type { Feed, FeedState, FeedStateChange, Member, Tab } from "./model.js";
 import type { Socket } from "./socket.js";
 import type { TokenSource } from "./tokens.js";
 import { WireTable } from "./wire-table.js";
-
-/** The protocol revision (1.4) that brought first pages and read state: sent only to a server at it or later. */
-const INBOX_REVISION = 4;
+import { Reads } from "./reads.js";
 
 /** Live feeds keep a few items only, for duplicate checks. */
 const LIVE_LIMIT = 16;
@@ -64,16 +61,14 @@ export class Feeds {
   #wasLive = false;
   /** Subscriptions to ask again later (the server was busy); cleared on stop. */
   readonly #retries = new Set<ReturnType<typeof setTimeout>>();
-  /** The protocol revision of the current socket's server (`welcome.revision`; 0: before 1.4). */
-  #revision = 0;
   /** Feeds asked for a first page on this socket, until they catch up: their replay is no effect. */
   readonly #paging = new Set<Feed>();
-  /** One `mark_read` in flight per feed on this socket: its `ref` and what it wrote. */
-  readonly #reading = new Map<Feed, { ref: string; write: ReadWrite }>();
-  #nextRef = 0;
+  /** The feeds' read state on the wire. */
+  readonly #reads: Reads;
 
   constructor(parts: FeedsParts) {
     this.#parts = parts;
+    this.#reads = new Reads(parts, this.#wire, this.#retries);
   }
 
   /** Every feed, in the order they were opened. */
@@ -110,7 +105,7 @@ export class Feeds {
     const { socket, history, delivery } = this.#parts;
     void history.ready.then(() => {
       if (socket.state.kind !== "open" || socket.state.connectionId !== frame.connectionId) return;
-      this.#revision = frame.revision ?? 0;
+      this.#reads.revision = frame.revision ?? 0;
       // An older server names no principal: one history for the profile, as before.
       this.adopt(frame.principal ?? "");
       this.#confirmed = true;
@@ -134,7 +129,7 @@ export class Feeds {
   forgetWire(): void {
     this.#wire.clear();
     this.#paging.clear();
-    this.#reading.clear();
+    this.#reads.forget();
     for (const feed of this.#byKey.values()) {
       if (this.#accepted(feed)) this.#set(feed, { kind: "saved", shown: false });
     }
@@ -216,10 +211,10 @@ export class Feeds {
     const { log, state } = feed;
     if (!log || state.kind === "loading" || state.kind === "refused" || !this.#confirmed || socket.state.kind !== "open" || this.#wire.has(feed)) return;
     const id = this.#wire.add(feed);
-    this.#reading.delete(feed);
+    this.#reads.forget(feed);
     const { mode, topic, tenantId } = feed.request;
     const cursor = mode === "hub" ? log.cursor : undefined;
-    const inbox = mode === "hub" && this.#revision >= INBOX_REVISION;
+    const inbox = mode === "hub" && this.#reads.inbox;
     // Only a feed with no saved state starts from a first page; a reset leaves the head saved.
     const initial = inbox && cursor === undefined ? feed.request.initial : undefined;
     if (initial) this.#paging.add(feed);
@@ -255,7 +250,7 @@ export class Feeds {
     if (!feed) return;
     if (feed.state.kind !== "caught_up") this.#set(feed, { kind: "subscribed" });
     this.#parts.delivery.release(feed);
-    this.#pushRead(feed); // reads made while offline
+    this.#reads.push(feed); // reads made while offline
     // A live subscription has nothing to replay: it is at the live edge once it exists
     // (whether or not the server also sends `caught_up` for it).
     if (feed.request.mode === "live" && feed.state.kind !== "caught_up") this.#reachedEdge(feed);
@@ -302,7 +297,7 @@ export class Feeds {
    * is, the rest is reported. Without an `id` it is not about one feed.
    */
   ended(frame: UnsubscribedFrame | ErrorFrame): void {
-    if (frame.type === "error" && frame.ref !== undefined) return this.#readRefused(frame);
+    if (frame.type === "error" && frame.ref !== undefined) return this.#reads.refused(frame);
     if (frame.id === undefined) {
       if (frame.code === ErrorCode.Unauthorized) this.#parts.tokens.forget();
       return;
@@ -356,63 +351,16 @@ export class Feeds {
     this.#retries.add(timer);
   }
 
-  // ---- read state ----
+  // ---- read state (reads.ts) ----
 
-  /** `read_state`: the principal's read state of a feed (after `subscribed`, on a change, or an answer). */
+  /** `read_state`: the principal's read state of a feed. */
   readState(frame: ReadStateFrame): void {
-    const feed = this.#wire.feed(frame.id);
-    if (!feed?.log) return;
-    if (frame.ref !== undefined && this.#reading.get(feed)?.ref === frame.ref) this.#reading.delete(feed);
-    if (feed.log.read.fromServer(frame.read)) this.#parts.delivery.read(feed);
-    this.#parts.history.mark(feed.log);
-    this.#pushRead(feed);
+    this.#reads.readState(frame);
   }
 
-  /** A tab marks read: shown in every tab of the feed at once, saved, and sent when the server can take it. */
-  async markRead(feed: Feed, mark: ReadMark): Promise<void> {
-    const log = feed.log;
-    if (!log || feed.request.mode !== "hub") return;
-    const changed = "cursor" in mark ? log.read.markRead(mark.cursor) : log.read.markItem(mark.eventId, mark.item);
-    if (!changed) return;
-    this.#parts.delivery.read(feed);
-    this.#parts.history.mark(log);
-    this.#pushRead(feed);
-    // Saved before the call returns: a tab closed right after still has its read on the next start.
-    await this.#parts.history.flush();
-  }
-
-  /** Sends the feed's next unconfirmed read, one at a time, once the server accepted the feed. */
-  #pushRead(feed: Feed): void {
-    if (this.#reading.has(feed) || !feed.log || this.#revision < INBOX_REVISION) return;
-    const id = this.#wire.acceptedId(feed);
-    const write = id === undefined ? undefined : feed.log.read.next();
-    if (id === undefined || !write) return;
-    const ref = `r${++this.#nextRef}`;
-    if (!this.#parts.socket.send({ type: "mark_read", id, ref, ...write })) return;
-    this.#reading.set(feed, { ref, write });
-  }
-
-  /** An `error` answering a `mark_read`: tried again when it may succeed later, else dropped. */
-  #readRefused(frame: ErrorFrame): void {
-    const feed = frame.id === undefined ? undefined : this.#wire.feed(frame.id);
-    const inFlight = feed ? this.#reading.get(feed) : undefined;
-    if (!feed?.log || !inFlight || inFlight.ref !== frame.ref) return;
-    this.#reading.delete(feed);
-    if (frame.code === ErrorCode.LimitExceeded && frame.retryAfterMs !== undefined) {
-      const timer = setTimeout(() => {
-        this.#retries.delete(timer);
-        this.#pushRead(feed);
-      }, frame.retryAfterMs);
-      this.#retries.add(timer);
-      return;
-    }
-    // Broker trouble and an expired token: kept, sent again on the next subscribe.
-    if (frame.code === ErrorCode.BrokerUnavailable || frame.code === ErrorCode.Internal || frame.code === ErrorCode.Unauthorized) return;
-    // Not a cursor of the topic (re-created), another tenant's event, too many items: dropped.
-    feed.log.read.drop(inFlight.write);
-    this.#parts.delivery.read(feed);
-    this.#parts.history.mark(feed.log);
-    this.#pushRead(feed);
+  /** A tab marks read (see Reads.markRead). */
+  markRead(feed: Feed, mark: ReadMark): Promise<void> {
+    return this.#reads.markRead(feed, mark);
   }
 
   /** A tab's status; without a tab, the whole engine's. */
