@@ -19,8 +19,8 @@ export interface ListOptions {
   list: HTMLOListElement;
   /** How many rows to keep: the feed's current item count (it is bounded by `historyLimit`). */
   keep(): number;
-  /** Rows with `n` above this are marked unread. */
-  lastRead(): number;
+  /** False for rows to mark unread (the user's read state, from the feed). */
+  isRead(item: FeedItem<Note>): boolean;
   /** Called after each update of the rows (the unread count, the empty note). */
   rendered?(): void;
 }
@@ -28,7 +28,7 @@ export interface ListOptions {
 /** Shortest time between two updates of the list during a burst. */
 export const RENDER_INTERVAL_MS = 100;
 
-function renderItem(item: FeedItem<Note>, read: number, times: TimeLabel): HTMLLIElement {
+function renderItem(item: FeedItem<Note>, isRead: (item: FeedItem<Note>) => boolean, times: TimeLabel): HTMLLIElement {
   const li = document.createElement("li");
   li.dataset.n = String(item.n);
   if (item.kind === "gap") {
@@ -39,7 +39,7 @@ function renderItem(item: FeedItem<Note>, read: number, times: TimeLabel): HTMLL
   }
   li.dataset.testid = "notification";
   li.dataset.eventId = item.event.eventId;
-  if (item.n > read) li.className = "unread";
+  if (!isRead(item)) li.className = "unread";
   const text = document.createElement("span");
   text.textContent = item.event.data?.text ?? JSON.stringify(item.event.data);
   const time = document.createElement("time");
@@ -53,6 +53,8 @@ export class NotificationList {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private renderedAt = -Infinity;
   private readonly times = new TimeLabel();
+  /** The item each rendered row shows. */
+  private readonly rowItems = new WeakMap<Element, FeedItem<Note>>();
 
   constructor(private readonly options: ListOptions) {}
 
@@ -73,12 +75,29 @@ export class NotificationList {
     this.options.list.replaceChildren();
   }
 
-  /** Re-marks every row after the read mark moved. */
+  /** Re-marks every row after the read state changed. */
   restyle(): void {
-    const read = this.options.lastRead();
     for (const li of this.options.list.querySelectorAll<HTMLLIElement>("li[data-testid=notification]")) {
-      li.classList.toggle("unread", Number(li.dataset.n) > read);
+      const item = this.rowItems.get(li);
+      if (item) li.classList.toggle("unread", !this.options.isRead(item));
     }
+  }
+
+  /** Unread rows shown now: what the bell says. */
+  unreadCount(): number {
+    return this.options.list.querySelectorAll("li.unread").length;
+  }
+
+  /** The newest event row shown (not one still queued): what "mark all read" marks up to. */
+  newest(): FeedItem<Note> | undefined {
+    const rows = this.options.list.querySelectorAll("li[data-testid=notification]");
+    const last = rows[rows.length - 1];
+    return last ? this.rowItems.get(last) : undefined;
+  }
+
+  /** The item a row shows. */
+  itemOf(row: Element): FeedItem<Note> | undefined {
+    return this.rowItems.get(row);
   }
 
   private flush(): void {
@@ -89,9 +108,12 @@ export class NotificationList {
     // Only the newest `keep` of the queued items can stay.
     const items = this.pending.length > keep ? this.pending.slice(this.pending.length - keep) : this.pending;
     this.pending = [];
-    const read = this.options.lastRead();
     const fragment = document.createDocumentFragment();
-    for (const item of items) fragment.append(renderItem(item, read, this.times));
+    for (const item of items) {
+      const li = renderItem(item, this.options.isRead, this.times);
+      this.rowItems.set(li, item);
+      fragment.append(li);
+    }
     list.append(fragment);
     const extra = list.children.length - keep;
     if (extra > 0) {

@@ -84,12 +84,11 @@ let effects = 0;
 // The sound of new events: its beeps and audio state are data-beeps / data-audio of the effect count.
 const chime = new Chime({ element: effectEl });
 
-const readKey = () => `tidemark-demo:read:${user}:${tenant}`;
-const lastRead = () => Number(localStorage.getItem(readKey()) ?? 0);
 const rows = new NotificationList({
   list,
   keep: () => feed?.items.length ?? 0,
-  lastRead,
+  // The user's read cursor, kept by the server and the same in every tab and device.
+  isRead: (item) => feed?.isRead(item) ?? false,
   rendered: () => {
     empty.hidden = list.childElementCount > 0;
     renderUnread();
@@ -97,14 +96,17 @@ const rows = new NotificationList({
 });
 
 let unread = 0;
-/** Counts unread events; `restyle` also re-marks every row (after the bell was clicked). */
+/**
+ * The bell counts the unread rows the list shows (not the feed's items, some of which may wait
+ * for the next render): badge and list agree after every render. `restyle` re-marks every row
+ * first (the read state changed).
+ */
 function renderUnread(restyle = false): void {
   if (!feed) return;
-  const read = lastRead();
-  unread = feed.items.reduce((sum, i) => sum + (i.kind === "event" && i.n > read ? 1 : 0), 0);
+  if (restyle) rows.restyle();
+  unread = rows.unreadCount();
   unreadEl.textContent = String(unread);
   unreadEl.dataset.zero = String(unread === 0);
-  if (restyle) rows.restyle();
   document.title = unread > 0 ? `(${unread}) Tidemark` : "Tidemark notification centre";
 }
 
@@ -117,7 +119,8 @@ function openFeed(): void {
   rows.clear();
   refusedEl.hidden = true;
   empty.hidden = false;
-  const current = client.feed<Note>({ topic: "demo.notifications", tenantId: tenant });
+  // A first visit (nothing saved for this user and tenant) opens with the last 50 notifications.
+  const current = client.feed<Note>({ topic: "demo.notifications", tenantId: tenant, initial: { last: 50 } });
   feed = current;
   // The same events as a live subscription: new ones only, nothing kept.
   const live = client.live<Note>({ topic: "demo.notifications", tenantId: tenant });
@@ -144,6 +147,8 @@ function openFeed(): void {
       // The rows, the unread count and the title change together, at most every 100 ms.
       rows.add(items);
     }),
+    // Another tab or device of the user read something (or this one did).
+    current.onUnread(() => renderUnread(true)),
     current.onEffect(() => {
       effects++;
       effectEl.textContent = String(effects);
@@ -174,14 +179,17 @@ tenantSelect.addEventListener("change", () => {
   openFeed();
 });
 
+// "Mark all read": up to the newest row the user was shown, never further (an event that arrives
+// during the click stays unread). Every tab and device of the user clears its badge.
 $("#bell").addEventListener("click", () => {
-  const max = Math.max(0, ...(feed?.items ?? []).map((i) => i.n));
-  localStorage.setItem(readKey(), String(max));
-  renderUnread(true);
+  const newest = rows.newest();
+  if (newest) void feed?.markRead(newest);
 });
-// Reading in one tab clears the badge in the others.
-window.addEventListener("storage", (e) => {
-  if (e.key === readKey()) renderUnread(true);
+// Clicking one notification marks it read.
+list.addEventListener("click", (e) => {
+  const row = (e.target as Element).closest("li[data-testid=notification]");
+  const item = row ? rows.itemOf(row) : undefined;
+  if (item?.kind === "event") void feed?.markItemRead(item.event.eventId);
 });
 
 // The publish form's own token (the client's stays in its worker): from the demo's login,

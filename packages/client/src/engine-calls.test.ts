@@ -10,6 +10,7 @@ const stats: EngineStats = { tabs: 2, feeds: 1, status: "live", socketsOpened: 1
 const calls: [Exclude<keyof EngineApi, "attach">, unknown[], unknown][] = [
   ["open", ["t1", { id: "s1", mode: "hub", topic: "notes", tenantId: "acme", effects: false }], undefined],
   ["close", ["t1", "s1"], undefined],
+  ["markRead", ["t1", "s1", { item: "s6t.x.1", eventId: "e1" }], undefined],
   ["heartbeat", ["t1"], true],
   ["focus", ["t1", true], undefined],
   ["network", ["t1", false], undefined],
@@ -28,6 +29,7 @@ function recordingEngine() {
     attach: record("attach", undefined),
     open: record("open", undefined),
     close: record("close", undefined),
+    markRead: record("markRead", undefined),
     heartbeat: record("heartbeat", true),
     focus: record("focus", undefined),
     network: record("network", undefined),

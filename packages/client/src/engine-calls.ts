@@ -13,6 +13,7 @@ export type EngineCall = Exclude<keyof EngineApi, "attach">;
 const CALLS: Record<EngineCall, true> = {
   open: true,
   close: true,
+  markRead: true,
   heartbeat: true,
   focus: true,
   network: true,

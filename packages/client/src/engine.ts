@@ -4,7 +4,7 @@
  * tab that attaches, so the profile's engine (engine/profile-engine.ts) is built then, ready,
  * and serves every tab after. Many tabs on one feed make one server subscription.
  */
-import type { EngineApi, EngineConfig, EngineStats, OpenRequest, TabMessage } from "./types.js";
+import type { EngineApi, EngineConfig, EngineStats, OpenRequest, ReadMark, TabMessage } from "./types.js";
 import { ProfileEngine } from "./engine/profile-engine.js";
 
 /** @internal */
@@ -25,6 +25,10 @@ export class Engine implements EngineApi {
   async open(tabId: string, request: OpenRequest): Promise<void> {
     if (!this.#engine) throw new Error(`unknown tab ${tabId}: attach first`);
     await this.#engine.open(tabId, request);
+  }
+
+  async markRead(tabId: string, subId: string, mark: ReadMark): Promise<void> {
+    await this.#engine?.markRead(tabId, subId, mark);
   }
 
   async close(tabId: string, subId: string): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import { cursorWithPrefix, decodeCursor, type ResetReason, type TidemarkEvent } from "@tidemark/shared";
 import type { FeedItem } from "./types.js";
+import { ReadLog, type SavedRead } from "./read-log.js";
 
 /** What is saved per feed. */
 export interface SavedFeed {
@@ -13,6 +14,8 @@ export interface SavedFeed {
   /** Largest `n` handed out. */
   lastN: number;
   items: FeedItem[];
+  /** The principal's read state of the feed, and reads not confirmed by the server yet. */
+  read?: SavedRead;
 }
 
 interface Position {
@@ -52,6 +55,8 @@ export class FeedLog {
   items: FeedItem[];
   lastN: number;
   cursor: string | undefined;
+  /** The read state (see read-log.ts). */
+  readonly read: ReadLog;
   private position: Position | undefined;
 
   constructor(
@@ -63,6 +68,7 @@ export class FeedLog {
     this.lastN = saved.lastN;
     this.cursor = saved.cursor;
     this.position = position(saved.cursor);
+    this.read = new ReadLog(saved.read);
   }
 
   /** Adds an event unless it was already seen; returns the new item or undefined. */
@@ -104,7 +110,7 @@ export class FeedLog {
   }
 
   save(): SavedFeed {
-    return { key: this.key, cursor: this.cursor, lastN: this.lastN, items: this.items.slice() };
+    return { key: this.key, cursor: this.cursor, lastN: this.lastN, items: this.items.slice(), read: this.read.save() };
   }
 
   private push(item: FeedItem): void {

@@ -3,6 +3,7 @@
  * messages between them. Everything that crosses a boundary is structured-clone safe.
  */
 import type { ErrorPayload, ResetReason, TidemarkEvent } from "@tidemark/shared";
+import type { ReadView } from "./read-log.js";
 import type { BackoffOptions } from "./backoff.js";
 import type { Status } from "./state.js";
 
@@ -28,6 +29,14 @@ export type FeedItem<T = unknown> =
 export interface FeedSpec {
   topic: string;
   tenantId?: string;
+  /**
+   * `client.feed()` only: where a feed with no saved state starts — its tenant's last `last`
+   * retained events (1–500), or those published since `since` (at most the newest 500) — instead
+   * of the head. A feed with a saved cursor resumes from it; after a reset (expired or invalid
+   * cursor) it goes on from the head with a gap marker, as always. Needs a bridge of protocol
+   * 1.4; an older one starts at the head.
+   */
+  initial?: { last: number } | { since: number | Date };
 }
 
 /** @internal A tab's subscription as the engine sees it. */
@@ -37,7 +46,12 @@ export interface OpenRequest extends FeedSpec {
   mode: "hub" | "live";
   /** The tab wants `onEffect` calls for this feed. */
   effects: boolean;
+  /** Hub only: the first page of a feed with no saved state (`since` in ms). */
+  initial?: { last: number } | { since: number };
 }
+
+/** @internal A read a tab makes: up to a cursor, or one event (its id and cursor). */
+export type ReadMark = { cursor: string } | { item: string; eventId: string };
 
 /** @internal Engine settings; the first tab to attach decides them. */
 export interface EngineConfig {
@@ -66,6 +80,8 @@ export type TabMessage =
   | { type: "items"; sub: string; items: FeedItem[]; effects: boolean }
   | { type: "caught_up"; sub: string }
   | { type: "sub_error"; sub: string; error: ErrorPayload }
+  /** The feed's read state changed (or comes with a snapshot). */
+  | { type: "read"; sub: string; read: ReadView }
   /** `error`: why the connection failed, with status `failed` (a final refusal: refusal.ts). */
   | { type: "status"; status: Status; tabs: number; connectionId?: string; error?: ErrorPayload };
 
@@ -85,6 +101,8 @@ export interface EngineApi {
   ): Promise<AttachReply | void>;
   open(tabId: string, request: OpenRequest): Promise<void>;
   close(tabId: string, subId: string): Promise<void>;
+  /** Marks read in the tab's feed `subId`; resolves once saved (IndexedDB), sent when the server can take it. */
+  markRead(tabId: string, subId: string, mark: ReadMark): Promise<void>;
   /** False when the engine does not know the tab (it must attach again). */
   heartbeat(tabId: string): Promise<boolean>;
   focus(tabId: string, focused: boolean): Promise<void>;

@@ -2,7 +2,7 @@
  * Where the hooks get their client: one given by the app, or one the provider creates on first
  * use in the browser. Nothing here runs during render, so a server render creates no client.
  */
-import type { Client, ClientOptions } from "@tidemark/client";
+import type { Client, ClientOptions, FeedSpec } from "@tidemark/client";
 import { FeedStore, type FeedMode } from "./feed-store.js";
 import { ConnectionStore } from "./connection-store.js";
 import type { ClientHandle } from "./client-handle.js";
@@ -56,11 +56,11 @@ export class ClientSource implements ClientHandle {
   }
 
   /** The store of one feed, shared by every component that shows it. Pure: opens nothing. */
-  feed<T>(mode: FeedMode, topic: string, tenantId: string | undefined): FeedStore<T> {
+  feed<T>(mode: FeedMode, topic: string, tenantId: string | undefined, initial?: FeedSpec["initial"]): FeedStore<T> {
     const key = `${mode}\u0000${topic}\u0000${tenantId ?? ""}`;
     let store = this.feeds.get(key);
     if (!store) {
-      store = new FeedStore<unknown>(this, mode, topic, tenantId);
+      store = new FeedStore<unknown>(this, mode, topic, tenantId, initial);
       this.feeds.set(key, store);
     }
     return store as FeedStore<T>;

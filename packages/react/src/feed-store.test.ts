@@ -127,4 +127,23 @@ describe("feed store", () => {
     expect(fake.stateListeners.size).toBe(0);
     expect(fake.closed).toBe(1);
   });
+
+  it("feed store - unread follows the feed's read state; markRead is stable and reaches the open feed; initial is passed on", async () => {
+    const fake = new FakeClient();
+    const store = owned(fake).feed<{ text: string }>("hub", "notifications", "acme", { last: 50 });
+    let renders = 0;
+    store.subscribe(() => renders++);
+    const feed = fake.feeds[0]!;
+    expect(feed.spec.initial).toEqual({ last: 50 });
+    feed.push([event(1, "a"), event(2, "b")], true);
+    const before = store.getSnapshot();
+    expect(before.unread).toBe(2);
+    await before.markRead();
+    const after = store.getSnapshot();
+    expect(after.unread).toBe(0);
+    expect(after.markRead).toBe(before.markRead);
+    expect(after.isRead(after.items[0]!)).toBe(true);
+    expect(renders).toBeGreaterThanOrEqual(2);
+    expect(EMPTY_FEED.unread).toBe(0);
+  });
 });

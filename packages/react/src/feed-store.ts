@@ -3,7 +3,7 @@
  * only when the feed does. The client's feed opens with the first subscriber and closes a tick
  * after the last one leaves, so StrictMode's double effects open one subscription, not two.
  */
-import type { Client, Feed, FeedItem, Status } from "@tidemark/client";
+import type { Client, Feed, FeedItem, FeedSpec, Status } from "@tidemark/client";
 import type { ClientHandle } from "./client-handle.js";
 
 /** `hub`: history and resume (`client.feed`); `live`: new events only (`client.live`). */
@@ -25,10 +25,31 @@ export interface FeedState<T = unknown> {
   readonly status: FeedStatus;
   /** Why the server refused or ended the feed, or why the connection failed (a `TidemarkError` with its `code`). */
   readonly error: Feed<T>["error"];
+  /** Unread events among `items` (the signed-in user's read state, the same in every tab and device). */
+  readonly unread: number;
+  /**
+   * Marks every event up to `upTo` read; by default the newest event this tab shows (never the
+   * head: an event that arrives meanwhile stays unread). Stable across renders.
+   */
+  readonly markRead: (upTo?: FeedItem<unknown> | string) => Promise<void>;
+  /** Marks one event read by its `eventId`. Stable across renders. */
+  readonly markItemRead: (eventId: string) => Promise<void>;
+  /** True when the user has read this item. Stable across renders. */
+  readonly isRead: (item: FeedItem<unknown>) => boolean;
 }
 
+const idle = () => Promise.resolve();
+
 /** The snapshot of a feed nobody opened yet, and of every feed in a server render. */
-export const EMPTY_FEED: FeedState<never> = Object.freeze({ items: Object.freeze([]) as readonly never[], status: "loading", error: undefined });
+export const EMPTY_FEED: FeedState<never> = Object.freeze({
+  items: Object.freeze([]) as readonly never[],
+  status: "loading",
+  error: undefined,
+  unread: 0,
+  markRead: idle,
+  markItemRead: idle,
+  isRead: () => false,
+});
 
 /** @internal */
 export class FeedStore<T> {
@@ -42,7 +63,13 @@ export class FeedStore<T> {
     readonly mode: FeedMode,
     readonly topic: string,
     readonly tenantId: string | undefined,
+    /** The first page of a feed with no saved state (the first component's `initial`). */
+    readonly initial?: FeedSpec["initial"],
   ) {}
+
+  readonly markRead = (upTo?: FeedItem<unknown> | string): Promise<void> => this.open?.feed.markRead(upTo as FeedItem<T> | string | undefined) ?? Promise.resolve();
+  readonly markItemRead = (eventId: string): Promise<void> => this.open?.feed.markItemRead(eventId) ?? Promise.resolve();
+  readonly isRead = (item: FeedItem<unknown>): boolean => this.open?.feed.isRead(item as FeedItem<T>) ?? false;
 
   readonly getSnapshot = (): FeedState<T> => this.state;
 
@@ -61,7 +88,8 @@ export class FeedStore<T> {
 
   private start(): void {
     const client = this.source.acquire();
-    const spec = this.tenantId === undefined ? { topic: this.topic } : { topic: this.topic, tenantId: this.tenantId };
+    const spec: FeedSpec = this.tenantId === undefined ? { topic: this.topic } : { topic: this.topic, tenantId: this.tenantId };
+    if (this.mode === "hub" && this.initial !== undefined) spec.initial = this.initial;
     const feed = this.mode === "hub" ? client.feed<T>(spec) : client.live<T>(spec);
     const open = { client, feed, offs: [] as (() => void)[], history: false };
     this.open = open;
@@ -71,6 +99,7 @@ export class FeedStore<T> {
         this.update(true);
       }),
       feed.onError(() => this.update(false)),
+      feed.onUnread(() => this.update(false)),
       client.onState(() => this.update(false)),
     );
   }
@@ -92,8 +121,9 @@ export class FeedStore<T> {
     const { feed, client } = open;
     const status: FeedStatus = feed.error ? "error" : open.history ? client.state.status : "loading";
     const items = itemsChanged ? feed.items.slice() : this.state.items;
-    if (!itemsChanged && status === this.state.status && feed.error === this.state.error) return;
-    this.state = Object.freeze({ items, status, error: feed.error });
+    const unread = this.mode === "hub" ? feed.unread : 0;
+    if (!itemsChanged && status === this.state.status && feed.error === this.state.error && unread === this.state.unread) return;
+    this.state = Object.freeze({ items, status, error: feed.error, unread, markRead: this.markRead, markItemRead: this.markItemRead, isRead: this.isRead });
     for (const listener of [...this.listeners]) listener();
   }
 }

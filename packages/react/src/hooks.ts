@@ -11,13 +11,15 @@ const serverConnection = () => INITIAL_CONNECTION;
 /**
  * A cursor-resumable feed: its saved history first, then new items, each once and in order.
  * Components that show the same feed share one subscription. A new `topic` or `tenantId` starts
- * from an empty `loading` state, never from the previous feed's items.
+ * from an empty `loading` state, never from the previous feed's items. `initial` (`{ last: n }`
+ * or `{ since }`) is the first page of a feed with no saved state; `unread` and `markRead` are the
+ * signed-in user's read state, the same in every tab and device.
  *
  * @example
- * const { items, status, error } = useFeed<{ text: string }>({ topic: "notifications", tenantId: "acme" });
+ * const { items, status, error, unread, markRead } = useFeed<{ text: string }>({ topic: "notifications", tenantId: "acme", initial: { last: 50 } });
  */
 export function useFeed<T = unknown>(spec: FeedSpec): FeedState<T> {
-  const store = useSource("useFeed").feed<T>("hub", spec.topic, spec.tenantId);
+  const store = useSource("useFeed").feed<T>("hub", spec.topic, spec.tenantId, spec.initial);
   return useSyncExternalStore(store.subscribe, store.getSnapshot, serverFeed);
 }
 

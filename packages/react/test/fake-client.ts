@@ -9,6 +9,9 @@ export class FakeFeed implements Feed<unknown> {
   caughtUp = false;
   error: Feed["error"];
   closed = false;
+  /** Event ids read (the fake's whole read state). */
+  readonly read = new Set<string>();
+  readonly unreadListeners = new Set<(n: number) => void>();
   readonly itemListeners = new Set<(items: FeedItem<unknown>[], info: ItemsInfo) => void>();
   readonly errorListeners = new Set<(e: NonNullable<Feed["error"]>) => void>();
 
@@ -25,12 +28,34 @@ export class FakeFeed implements Feed<unknown> {
     this.errorListeners.add(l);
     return () => this.errorListeners.delete(l);
   }
+  get unread(): number {
+    return this.items.filter((i) => !this.isRead(i)).length;
+  }
+  isRead(item: FeedItem<unknown>): boolean {
+    return item.kind !== "event" || this.read.has(item.event.eventId);
+  }
+  onUnread(l: (n: number) => void): () => void {
+    this.unreadListeners.add(l);
+    l(this.unread);
+    return () => this.unreadListeners.delete(l);
+  }
+  markRead(): Promise<void> {
+    for (const i of this.items) if (i.kind === "event") this.read.add(i.event.eventId);
+    for (const l of this.unreadListeners) l(this.unread);
+    return Promise.resolve();
+  }
+  markItemRead(eventId: string): Promise<void> {
+    this.read.add(eventId);
+    for (const l of this.unreadListeners) l(this.unread);
+    return Promise.resolve();
+  }
   close(): void {
     this.closed = true;
   }
   push(items: FeedItem<unknown>[], history: boolean): void {
     this.items = [...this.items, ...items];
     for (const l of this.itemListeners) l(items, { history, replaced: false });
+    for (const l of this.unreadListeners) l(this.unread);
   }
   /** What the client does when the signed-in user changes: everything shown before goes. */
   replace(items: FeedItem<unknown>[]): void {

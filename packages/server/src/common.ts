@@ -32,6 +32,10 @@ export type {
   DeadLetter,
   DeadLetters,
   Checkpoint,
+  FirstPage,
+  ReadState,
+  ReadStateHandle,
+  ReadStateWatch,
   Watch,
   WatchOptions,
 } from "./core/types.js";
@@ -49,6 +53,7 @@ export {
   StorageLimitError,
   TopicNotFoundError,
   ClosedError,
+  LimitExceededError,
   InternalError,
   isTidemarkError,
 } from "@tidemark/shared";

@@ -1,5 +1,5 @@
 /**
- * The bridge wire protocol, version 1: JSON text frames told apart by `type`.
+ * The bridge wire protocol, version 1 (revision 1.4): JSON text frames told apart by `type`.
  * `docs/protocol.md` is the prose description; this file is the source of truth for shapes.
  */
 import type { Cursor } from "./cursor.js";
@@ -7,6 +7,13 @@ import type { ErrorCode } from "./errors.js";
 import type { TidemarkEvent } from "./envelope.js";
 
 export const PROTOCOL_VERSION = 1;
+/**
+ * The protocol's compatible revision (v1.x), sent in `welcome.revision` since 1.4. A client
+ * sends the frames and fields of a revision (`mark_read`, `subscribe.initial`, `subscribe.read`)
+ * only to a server whose `welcome.revision` is at least that one: an older server closes on an
+ * unknown frame type.
+ */
+export const PROTOCOL_REVISION = 4;
 /** WebSocket subprotocol name offered by clients. */
 export const PROTOCOL_NAME = "tidemark.v1";
 
@@ -37,6 +44,10 @@ export const LimitName = {
   SubscribeRate: "subscribe_rate",
   ConnectionsPerPrincipal: "connections_per_principal",
   UnauthenticatedTime: "unauthenticated_time",
+  /** `mark_read` frames per second on one connection (1.4). */
+  MarkReadRate: "mark_read_rate",
+  /** Items read one by one above a read cursor (1.4). */
+  ReadItems: "read_items",
 } as const;
 export type LimitName = (typeof LimitName)[keyof typeof LimitName];
 
@@ -85,6 +96,46 @@ export interface SubscribeFrame {
   mode: SubscriptionMode;
   /** Hub only: the last cursor the client saw. Absent: start at the current head. */
   cursor?: string;
+  /**
+   * Hub only, without `cursor` (1.4): start before the tenant's last `last` retained events, or
+   * before its first event published at or after `since` (ms since the epoch), at most
+   * {@link MAX_INITIAL_EVENTS} of them (the newest). Absent: start at the head.
+   */
+  initial?: InitialPage;
+  /** Hub only (1.4): send this feed's read state (`read_state`) now and on every change. */
+  read?: boolean;
+}
+/** Where a feed with no cursor starts: its tenant's last N events, or those since a time. */
+export type InitialPage = { last: number } | { since: number };
+/** The most events a first page (`initial`) may ask for. */
+export const MAX_INITIAL_EVENTS = 500;
+/** The most items a read state holds read one by one above its cursor. */
+export const MAX_READ_ITEMS = 100;
+
+/**
+ * The principal's read state of a feed (1.4): every event up to `cursor` is read, and so are
+ * the events named in `items` above it. `version` grows with every change of the stored state
+ * (0: nothing stored); keep the highest version you have seen.
+ */
+export interface ReadStateWire {
+  cursor?: Cursor;
+  /** Event ids read one by one above `cursor` (at most {@link MAX_READ_ITEMS}). */
+  items: string[];
+  version: number;
+}
+/**
+ * Moves the read state of subscription `id` (a hub subscription with `read: true`) for the
+ * connection's principal (1.4): `cursor` marks everything up to it read (never moving back),
+ * `item` marks one event read (its cursor). Answered by `read_state` with the same `ref`, or an
+ * `error` with `id` and `ref`.
+ */
+export interface MarkReadFrame {
+  type: "mark_read";
+  id: string;
+  /** Chosen by the client (1..64 characters); echoed in the answer. */
+  ref: string;
+  cursor?: string;
+  item?: string;
 }
 export interface UnsubscribeFrame {
   type: "unsubscribe";
@@ -102,7 +153,7 @@ export interface PongFrame {
   type: "pong";
 }
 
-export type ClientFrame = HelloFrame | SubscribeFrame | UnsubscribeFrame | RefreshFrame | PingFrame | PongFrame;
+export type ClientFrame = HelloFrame | SubscribeFrame | UnsubscribeFrame | RefreshFrame | MarkReadFrame | PingFrame | PongFrame;
 
 // ---- server -> client ----
 
@@ -125,6 +176,8 @@ export interface WelcomeFrame {
    * client keys what it saves per user by it. Added in v1.1; absent from older servers.
    */
   principal?: string;
+  /** The protocol revision the server speaks ({@link PROTOCOL_REVISION}); absent before 1.4. */
+  revision?: number;
 }
 /** A `refresh` was accepted; subscriptions the new token may no longer see ended with `unsubscribed`. */
 export interface RefreshedFrame {
@@ -174,10 +227,25 @@ export interface UnsubscribedFrame {
   code?: ErrorCode;
   message?: string;
 }
-/** A request failed; `id` names the subscription when there is one. */
+/**
+ * The read state of subscription `id` (1.4): after `subscribed` when it asked `read: true`,
+ * again whenever it changes (any connection of the principal, or a server-side write), and as
+ * the answer to a `mark_read` (then with its `ref`).
+ */
+export interface ReadStateFrame {
+  type: "read_state";
+  id: string;
+  ref?: string;
+  read: ReadStateWire;
+}
+/**
+ * A request failed; `id` names the subscription when there is one. With `ref`, it answers the
+ * `mark_read` of that `ref` (the subscription goes on); without, a subscribe of that `id`.
+ */
 export interface ErrorFrame {
   type: "error";
   id?: string;
+  ref?: string;
   code: ErrorCode;
   message: string;
   /** Set when `code` is `LIMIT_EXCEEDED`. */
@@ -199,6 +267,7 @@ export type ServerFrame =
   | CaughtUpFrame
   | ResetFrame
   | UnsubscribedFrame
+  | ReadStateFrame
   | ErrorFrame
   | DrainFrame
   | PingFrame

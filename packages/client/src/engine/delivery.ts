@@ -31,6 +31,8 @@ export interface DeliveryContext {
 /** @internal */
 export class Delivery {
   private readonly outbox = new Map<Feed, FeedItem[]>();
+  /** Feeds whose queued items are a first page: no effects for them. */
+  private readonly quiet = new Set<Feed>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** When the last items went out (performance.now()); -Infinity: never. */
   private lastFlush = -Infinity;
@@ -43,7 +45,8 @@ export class Delivery {
    * first items after a quiet spell leave at once (next task); during a burst, at most once per
    * {@link FLUSH_INTERVAL_MS}.
    */
-  deliver(feed: Feed, items: FeedItem[]): void {
+  deliver(feed: Feed, items: FeedItem[], quiet = false): void {
+    if (quiet) this.quiet.add(feed);
     const queued = this.outbox.get(feed);
     if (queued) queued.push(...items);
     else this.outbox.set(feed, items.slice());
@@ -57,9 +60,11 @@ export class Delivery {
     if (this.outbox.size === 0) return;
     this.lastFlush = performance.now();
     const batches = [...this.outbox];
+    const quiet = new Set(this.quiet);
     this.outbox.clear();
+    this.quiet.clear();
     for (const [feed, items] of batches) {
-      const effectTab = pickEffectTab([...feed.members].filter((m) => m.effects && m.ready).map((m) => m.tab));
+      const effectTab = quiet.has(feed) ? undefined : pickEffectTab([...feed.members].filter((m) => m.effects && m.ready).map((m) => m.tab));
       for (const m of feed.members) {
         if (!m.ready) continue;
         this.send(m.tab, { type: "items", sub: m.subId, items, effects: m.tab === effectTab && m.effects });
@@ -84,6 +89,7 @@ export class Delivery {
    */
   clear(feed: Feed): void {
     this.outbox.delete(feed);
+    this.quiet.delete(feed);
     for (const m of feed.members) {
       if (m.ready) {
         this.send(m.tab, { type: "snapshot", sub: m.subId, items: [], caughtUp: false, replace: true });
@@ -100,9 +106,19 @@ export class Delivery {
     // A live feed has no history: a tab that joins it gets only what comes next.
     const items = feed.request.mode === "hub" ? log.items.slice() : [];
     this.send(m.tab, { type: "snapshot", sub: m.subId, items, caughtUp: feed.state.kind === "caught_up", replace: m.snapshots++ > 0 });
+    if (feed.request.mode === "hub") this.send(m.tab, { type: "read", sub: m.subId, read: log.read.view() });
     const refusal = refusalOf(feed);
     if (refusal) this.send(m.tab, { type: "sub_error", sub: m.subId, error: refusal });
     this.sendStatus(m.tab);
+  }
+
+  /** Tells the feed's shown tabs its read state (after the items queued before it). */
+  read(feed: Feed): void {
+    const log = feed.log;
+    if (!log) return;
+    this.flush();
+    const read = log.read.view();
+    for (const m of feed.members) if (m.ready) this.send(m.tab, { type: "read", sub: m.subId, read });
   }
 
   /** Tells the feed's shown tabs that it reached the live edge. */

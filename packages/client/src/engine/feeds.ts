@@ -11,6 +11,7 @@
  */
 import {
   ErrorCode,
+  type ReadStateFrame,
   type CaughtUpFrame,
   type ErrorFrame,
   type ErrorPayload,
@@ -23,13 +24,14 @@ import {
 } from "@tidemark/shared";
 import { FeedLog, feedKey } from "../feed-log.js";
 import { tabStatus, type Status } from "../state.js";
-import type { EngineConfig, OpenRequest } from "../types.js";
+import type { EngineConfig, OpenRequest, ReadMark } from "../types.js";
 import type { Delivery } from "./delivery.js";
 import type { History } from "./history.js";
 import type { Feed, FeedState, FeedStateChange, Member, Tab } from "./model.js";
 import type { Socket } from "./socket.js";
 import type { TokenSource } from "./tokens.js";
 import { WireTable } from "./wire-table.js";
+import { Reads } from "./reads.js";
 
 /** Live feeds keep a few items only, for duplicate checks. */
 const LIVE_LIMIT = 16;
@@ -59,9 +61,14 @@ export class Feeds {
   #wasLive = false;
   /** Subscriptions to ask again later (the server was busy); cleared on stop. */
   readonly #retries = new Set<ReturnType<typeof setTimeout>>();
+  /** Feeds asked for a first page on this socket, until they catch up: their replay is no effect. */
+  readonly #paging = new Set<Feed>();
+  /** The feeds' read state on the wire. */
+  readonly #reads: Reads;
 
   constructor(parts: FeedsParts) {
     this.#parts = parts;
+    this.#reads = new Reads(parts, this.#wire, this.#retries);
   }
 
   /** Every feed, in the order they were opened. */
@@ -98,6 +105,7 @@ export class Feeds {
     const { socket, history, delivery } = this.#parts;
     void history.ready.then(() => {
       if (socket.state.kind !== "open" || socket.state.connectionId !== frame.connectionId) return;
+      this.#reads.revision = frame.revision ?? 0;
       // An older server names no principal: one history for the profile, as before.
       this.adopt(frame.principal ?? "");
       this.#confirmed = true;
@@ -120,6 +128,8 @@ export class Feeds {
   /** The socket is gone (or about to be): forget its subscriptions (saved history stays). */
   forgetWire(): void {
     this.#wire.clear();
+    this.#paging.clear();
+    this.#reads.forget();
     for (const feed of this.#byKey.values()) {
       if (this.#accepted(feed)) this.#set(feed, { kind: "saved", shown: false });
     }
@@ -144,7 +154,7 @@ export class Feeds {
   #create(key: string, request: OpenRequest): Feed {
     const feed: Feed = {
       key,
-      request: { mode: request.mode, topic: request.topic, tenantId: request.tenantId },
+      request: { mode: request.mode, topic: request.topic, tenantId: request.tenantId, initial: request.mode === "hub" ? request.initial : undefined },
       log: undefined,
       loaded: Promise.resolve(),
       members: new Set(),
@@ -205,8 +215,14 @@ export class Feeds {
     const { log, state } = feed;
     if (!log || state.kind === "loading" || state.kind === "refused" || !this.#confirmed || socket.state.kind !== "open" || this.#wire.has(feed)) return;
     const id = this.#wire.add(feed);
+    this.#reads.forget(feed);
     const { mode, topic, tenantId } = feed.request;
     const cursor = mode === "hub" ? log.cursor : undefined;
+    const inbox = mode === "hub" && this.#reads.inbox;
+    // Only a feed with no saved state starts from a first page; a reset leaves the head saved.
+    const initial = inbox && cursor === undefined ? feed.request.initial : undefined;
+    if (initial) this.#paging.add(feed);
+    else this.#paging.delete(feed);
     this.#leaveEdge(feed);
     socket.send({
       type: "subscribe",
@@ -215,6 +231,8 @@ export class Feeds {
       mode,
       ...(tenantId === undefined ? {} : { tenantId }),
       ...(cursor === undefined ? {} : { cursor }),
+      ...(initial ? { initial } : {}),
+      ...(inbox ? { read: true } : {}),
     });
   }
 
@@ -224,7 +242,8 @@ export class Feeds {
     for (const feed of this.#wire.onHub(frame.hub)) {
       const item = feed.log?.addEvent(frame.event);
       if (!item || !feed.log) continue;
-      delivery.deliver(feed, [item]);
+      // A first page is history to the user: no sound for each of its events.
+      delivery.deliver(feed, [item], this.#paging.has(feed));
       history.mark(feed.log);
     }
   }
@@ -235,6 +254,7 @@ export class Feeds {
     if (!feed) return;
     if (feed.state.kind !== "caught_up") this.#set(feed, { kind: "subscribed" });
     this.#parts.delivery.release(feed);
+    this.#reads.push(feed); // reads made while offline
     // A live subscription has nothing to replay: it is at the live edge once it exists
     // (whether or not the server also sends `caught_up` for it).
     if (feed.request.mode === "live" && feed.state.kind !== "caught_up") this.#reachedEdge(feed);
@@ -269,6 +289,7 @@ export class Feeds {
   }
 
   #reachedEdge(feed: Feed): void {
+    this.#paging.delete(feed);
     this.#set(feed, { kind: "caught_up" });
     if (!this.#wasLive && this.#allCaughtUp()) this.#wasLive = true;
     this.#parts.delivery.caughtUp(feed);
@@ -280,6 +301,7 @@ export class Feeds {
    * is, the rest is reported. Without an `id` it is not about one feed.
    */
   ended(frame: UnsubscribedFrame | ErrorFrame): void {
+    if (frame.type === "error" && frame.ref !== undefined) return this.#reads.refused(frame);
     if (frame.id === undefined) {
       if (frame.code === ErrorCode.Unauthorized) this.#parts.tokens.forget();
       return;
@@ -331,6 +353,18 @@ export class Feeds {
       if (this.#byKey.get(feed.key) === feed) this.#subscribe(feed);
     }, ms);
     this.#retries.add(timer);
+  }
+
+  // ---- read state (reads.ts) ----
+
+  /** `read_state`: the principal's read state of a feed. */
+  readState(frame: ReadStateFrame): void {
+    this.#reads.readState(frame);
+  }
+
+  /** A tab marks read (see Reads.markRead). */
+  markRead(feed: Feed, mark: ReadMark): Promise<void> {
+    return this.#reads.markRead(feed, mark);
   }
 
   /** A tab's status; without a tab, the whole engine's. */

@@ -16,6 +16,7 @@ const handlers: Handlers = {
   unsubscribed: (feeds, frame) => feeds.ended(frame),
   error: (feeds, frame) => feeds.ended(frame),
   refreshed: (feeds, frame) => feeds.refreshed(frame),
+  read_state: (feeds, frame) => feeds.readState(frame),
 };
 
 /** @internal Hands a frame to its handler. */

@@ -55,7 +55,8 @@ export interface FeedStateChange {
 
 export interface Feed {
   readonly key: string;
-  readonly request: Pick<OpenRequest, "mode" | "topic" | "tenantId">;
+  /** `initial`: the first opener's first page, used only while the feed has no saved cursor. */
+  readonly request: Pick<OpenRequest, "mode" | "topic" | "tenantId" | "initial">;
   /** Undefined exactly while the state is `loading`. */
   readonly log: FeedLog | undefined;
   readonly loaded: Promise<void>;

@@ -5,7 +5,7 @@
  * socket.ts, what reaches the tabs in delivery.ts.
  */
 import { CloseCode } from "@tidemark/shared";
-import type { EngineConfig, EngineStats, OpenRequest, TabMessage } from "../types.js";
+import type { EngineConfig, EngineStats, OpenRequest, ReadMark, TabMessage } from "../types.js";
 import { Delivery } from "./delivery.js";
 import { Feeds } from "./feeds.js";
 import { handleFrame } from "./frames.js";
@@ -136,6 +136,11 @@ export class ProfileEngine {
     tab.subs.delete(subId);
     this.feeds.leave(member);
     this.delivery.sendStatus(tab);
+  }
+
+  async markRead(tabId: string, subId: string, mark: ReadMark): Promise<void> {
+    const member = this.tabs.get(tabId)?.subs.get(subId);
+    if (member) await this.feeds.markRead(member.feed, mark);
   }
 
   heartbeat(tabId: string): boolean {

@@ -13,6 +13,7 @@ function pushingEngine() {
     },
     open: async () => undefined,
     close: async () => undefined,
+    markRead: async () => undefined,
     heartbeat: async () => true,
     focus: async () => undefined,
     network: async () => undefined,

@@ -42,6 +42,12 @@ export class WireTable {
     return row?.feed;
   }
 
+  /** The feed's wire id once the server accepted it (`subscribed`), else undefined. */
+  acceptedId(feed: Feed): string | undefined {
+    const id = this.#idOf(feed);
+    return id !== undefined && this.#rows.get(id)!.hub !== undefined ? id : undefined;
+  }
+
   /** The feeds that receive `hub`'s events. */
   onHub(hub: string): Feed[] {
     return [...this.#rows.values()].filter((row) => row.hub === hub).map((row) => row.feed);

@@ -3,14 +3,14 @@
  * else its own), and turns the engine's messages into feeds and a status for this tab.
  */
 import { wrap, proxy, transfer } from "comlink";
-import { fromErrorPayload, InvalidArgumentError, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
+import { fromErrorPayload, InvalidArgumentError, MAX_INITIAL_EVENTS, type ErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { defaultBackoff, type BackoffOptions } from "../backoff.js";
 import { keepErrorCodes } from "../comlink-errors.js";
 import { watchLifeline } from "../lifeline.js";
 import { tabPort } from "../tab-wire.js";
 import { TabFeed, type Feed, type FeedOwner } from "./tab-feed.js";
 import type { Status } from "../state.js";
-import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, TabMessage } from "../types.js";
+import type { EngineApi, EngineConfig, EngineStats, FeedSpec, OpenRequest, ReadMark, TabMessage } from "../types.js";
 
 export type { Feed, ItemsInfo } from "./tab-feed.js";
 
@@ -322,6 +322,10 @@ class TabClient implements Client, FeedOwner {
     if (typeof spec?.topic !== "string" || spec.topic === "") throw new InvalidArgumentError("feed: `topic` is required");
     const request: OpenRequest = { id: randomId(), mode, topic: spec.topic, effects: false };
     if (spec.tenantId !== undefined) request.tenantId = spec.tenantId;
+    if (spec.initial !== undefined) {
+      if (mode !== "hub") throw new InvalidArgumentError("live: `initial` is for client.feed() only (a live feed has no history)");
+      request.initial = firstPage(spec.initial);
+    }
     const feed = new TabFeed<T>(request, this.config.historyLimit, this);
     this.feeds.set(request.id, feed as unknown as TabFeed<unknown>);
     // The connection already failed: the feed says so from the start.
@@ -340,6 +344,14 @@ class TabClient implements Client, FeedOwner {
     const request = { ...feed.request };
     // Fire-and-forget like the hints above: a lost worker reopens every feed on the next attach.
     void (this.attaching ?? Promise.resolve()).then(() => engine.open(this.tabId, request)).catch(() => undefined);
+  }
+
+  /** @internal */
+  async markRead(feed: { request: OpenRequest }, mark: ReadMark): Promise<void> {
+    const engine = this.engine;
+    if (!engine || this.feeds.get(feed.request.id) !== feed) return;
+    await (this.attaching ?? Promise.resolve());
+    await engine.markRead(this.tabId, feed.request.id, mark);
   }
 
   /** @internal */
@@ -362,6 +374,23 @@ class TabClient implements Client, FeedOwner {
     for (const c of this.cleanups) c();
     this.feeds.clear();
   }
+}
+
+/** Checks `FeedSpec.initial` once, naming the bad field; `since` becomes ms. */
+function firstPage(initial: NonNullable<FeedSpec["initial"]>): NonNullable<OpenRequest["initial"]> {
+  if (typeof initial === "object" && initial !== null && "last" in initial) {
+    const n = initial.last;
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_INITIAL_EVENTS) {
+      throw new InvalidArgumentError(`feed: \`initial.last\` must be an integer from 1 to ${MAX_INITIAL_EVENTS}, got ${String(n)}`);
+    }
+    return { last: n };
+  }
+  const raw = (initial as { since?: unknown } | null)?.since;
+  const since = raw instanceof Date ? raw.getTime() : raw;
+  if (typeof since !== "number" || !Number.isFinite(since)) {
+    throw new InvalidArgumentError("feed: `initial` must be { last: n } or { since: Date | ms }");
+  }
+  return { since };
 }
 
 /** `/ws` or `https://host/ws` -> `ws(s)://host/ws`, resolved against the page. */

@@ -4,7 +4,8 @@
  */
 import { fromErrorPayload, type TidemarkError } from "@tidemark/shared";
 import { TabView } from "../feed-log.js";
-import type { FeedItem, OpenRequest, TabMessage } from "../types.js";
+import { covers, type ReadView } from "../read-log.js";
+import type { FeedItem, OpenRequest, ReadMark, TabMessage } from "../types.js";
 
 /** What comes with a call of `onItems`. */
 export interface ItemsInfo {
@@ -37,6 +38,25 @@ export interface Feed<T = unknown> {
   onEffect(listener: (item: FeedItem<T>) => void): () => void;
   /** The feed's error as it is set (see `error`), once per error. */
   onError(listener: (error: TidemarkError) => void): () => void;
+  /**
+   * Unread events among `items`: above the user's read cursor and not marked read one by one.
+   * The read state is the signed-in user's, kept on the server (protocol 1.4) and the same in
+   * every tab and device of the user.
+   */
+  readonly unread: number;
+  /** Called with `unread` whenever it changes (and at once with the current count). */
+  onUnread(listener: (unread: number) => void): () => void;
+  /** True when the user has read this event (an item of `items`; gap markers count as read). */
+  isRead(item: FeedItem<T>): boolean;
+  /**
+   * Marks every event up to `upTo` read (an item of the feed or its event's cursor); by default
+   * the newest event this tab shows — never the head, so an event that arrives meanwhile stays
+   * unread. The read cursor never moves back. Works offline: the read is saved (IndexedDB) and
+   * sent on reconnect; resolves once saved.
+   */
+  markRead(upTo?: FeedItem<T> | string): Promise<void>;
+  /** Marks one event read (by its `eventId`), above the read cursor. Resolves once saved. */
+  markItemRead(eventId: string): Promise<void>;
   close(): void;
 }
 
@@ -44,6 +64,7 @@ export interface Feed<T = unknown> {
 export interface FeedOwner {
   reopen(feed: { request: OpenRequest }): void;
   closeFeed(feed: { request: OpenRequest }): void;
+  markRead(feed: { request: OpenRequest }, mark: ReadMark): Promise<void>;
 }
 
 /** @internal */
@@ -58,7 +79,13 @@ export class TabFeed<T> implements Feed<T> {
   private readonly itemListeners = new Set<(items: FeedItem<T>[], info: ItemsInfo) => void>();
   private readonly effectListeners = new Set<(item: FeedItem<T>) => void>();
   private readonly errorListeners = new Set<(error: TidemarkError) => void>();
+  private readonly unreadListeners = new Set<(unread: number) => void>();
   private gotSnapshot = false;
+  /** The read state the engine sent. */
+  private read: ReadView = { items: [] };
+  private readItems = new Set<string>();
+  /** The count last told to `onUnread` listeners. */
+  private told = -1;
 
   constructor(
     readonly request: OpenRequest,
@@ -98,6 +125,51 @@ export class TabFeed<T> implements Feed<T> {
     return () => this.errorListeners.delete(listener);
   }
 
+  get unread(): number {
+    let n = 0;
+    for (const item of this.items) if (!this.isRead(item)) n++;
+    return n;
+  }
+
+  isRead(item: FeedItem<T>): boolean {
+    if (item.kind !== "event") return true;
+    return this.readItems.has(item.event.eventId) || covers(this.read.cursor, item.event.cursor);
+  }
+
+  onUnread(listener: (unread: number) => void): () => void {
+    this.unreadListeners.add(listener);
+    listener(this.unread);
+    return () => this.unreadListeners.delete(listener);
+  }
+
+  markRead(upTo?: FeedItem<T> | string): Promise<void> {
+    let cursor: string | undefined;
+    if (typeof upTo === "string") cursor = upTo;
+    else if (upTo !== undefined) cursor = upTo.kind === "event" ? upTo.event.cursor : undefined;
+    else {
+      for (let i = this.items.length - 1; i >= 0 && cursor === undefined; i--) {
+        const item = this.items[i]!;
+        if (item.kind === "event") cursor = item.event.cursor;
+      }
+    }
+    if (cursor === undefined) return Promise.resolve();
+    return this.owner.markRead(this, { cursor });
+  }
+
+  markItemRead(eventId: string): Promise<void> {
+    const item = this.items.find((i) => i.kind === "event" && i.event.eventId === eventId);
+    if (!item || item.kind !== "event") return Promise.resolve();
+    return this.owner.markRead(this, { item: item.event.cursor, eventId });
+  }
+
+  #tellUnread(): void {
+    if (this.unreadListeners.size === 0) return;
+    const n = this.unread;
+    if (n === this.told) return;
+    this.told = n;
+    for (const l of this.unreadListeners) l(n);
+  }
+
   close(): void {
     this.owner.closeFeed(this);
   }
@@ -123,6 +195,11 @@ export class TabFeed<T> implements Feed<T> {
       case "caught_up":
         this.caughtUp = true;
         return;
+      case "read":
+        this.read = message.read;
+        this.readItems = new Set(message.read.items);
+        this.#tellUnread();
+        return;
       case "sub_error": {
         const error = fromErrorPayload(message.error);
         this.#refusal = error;
@@ -139,6 +216,7 @@ export class TabFeed<T> implements Feed<T> {
     this.items.push(...fresh);
     if (this.items.length > this.limit) this.items.splice(0, this.items.length - this.limit);
     for (const l of this.itemListeners) l(fresh, { history, replaced });
+    this.#tellUnread();
     if (effects) for (const item of fresh) if (item.kind === "event") for (const l of this.effectListeners) l(item);
   }
 }

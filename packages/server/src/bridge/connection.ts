@@ -10,11 +10,15 @@ import {
   ErrorCode,
   LimitName,
   ProtocolError,
+  SubscriptionMode,
   assertTenantId,
+  toErrorPayload,
   utf8Length,
   type ClientFrame,
+  type MarkReadFrame,
   type SubscribeFrame,
 } from "@tidemark/shared";
+import { ReadFollow } from "./read-follow.js";
 import type { ExposedTopic } from "./options.js";
 import { grants, refusal } from "./grant.js";
 import { encode, parseClientFrame } from "./frames.js";
@@ -62,6 +66,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
   /** Frames received and not yet handled (handling is sequential; authorize may be slow). */
   #inFlight = 0;
   readonly #subscribeRate: TokenBucket;
+  /** Made on the first `mark_read` (most connections never send one). */
+  #markReadRate: TokenBucket | undefined;
 
   /** The open subscriptions (a copy: ending one while iterating is safe). */
   get subs(): readonly Subscription<P>[] {
@@ -224,6 +230,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       }
       case "refresh":
         return this.#session.refresh(frame);
+      case "mark_read":
+        return this.#markRead(frame);
       case "ping":
         this.send(PONG);
         return;
@@ -241,6 +249,10 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       if (sub.stopped || this.state !== "open") continue;
       const allowed = grants(await this.#authorize(sub.topicName, sub.tenantId, sub.mode, sub.exposed), sub.tenantId);
       if (!allowed && !sub.stopped) this.endSubscription(sub, ErrorCode.Forbidden, "access to this subscription was revoked");
+    }
+    // A refresh that switched the principal: the read states followed are the new principal's.
+    for (const sub of this.subs) {
+      if (sub.readFollow && !sub.stopped && sub.readFollow.principalKey !== this.#session.principalKey) this.#followRead(sub);
     }
   }
 
@@ -260,7 +272,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
   }
 
   async #subscribe(frame: SubscribeFrame): Promise<void> {
-    const { id, topic, tenantId, mode, cursor } = frame;
+    const { id, topic, tenantId, mode, cursor, initial } = frame;
     const refuse = (code: ErrorCode, message: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}) => {
       this.context.metrics.bump(this.context.metrics.rejected, extra.limit ?? code.toLowerCase());
       this.#out.error(code, message, id, extra);
@@ -288,6 +300,9 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       }
     }
     if (mode === "live" && cursor !== undefined) return refuse(ErrorCode.InvalidArgument, "a live subscription takes no cursor");
+    if (mode === "live" && (initial !== undefined || frame.read)) {
+      return refuse(ErrorCode.InvalidArgument, "a live subscription has no first page and no read state");
+    }
     for (const sub of this.#subs ?? []) {
       if (sub.topicName === topic && sub.tenantId === tenantId && sub.mode === mode) {
         return refuse(ErrorCode.InvalidArgument, `already subscribed to this topic and tenant as ${JSON.stringify(sub.id)}`);
@@ -303,12 +318,67 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       this.context.log("info", "subscription forbidden", { connection: this.id, id, topic, tenantId, mode, principal: this.#session.principalKey });
       return refuse(ErrorCode.Forbidden, refusal(answer, tenantId));
     }
+    // A feed with no cursor may start before its tenant's last N events (or those since T),
+    // read after authorize with the tenant filter; then it resumes from there like any cursor.
+    let start = cursor;
+    if (initial !== undefined && cursor === undefined) {
+      try {
+        start = await exposed.topic.cursorBefore({ tenantId, ...initial });
+      } catch (err) {
+        const p = toErrorPayload(err);
+        return refuse(p.code, p.message);
+      }
+      if (this.state !== "open") return;
+    }
     const sub = new Subscription<P>(this, this.context, { id, topicName: topic, tenantId, mode, exposed });
     if (this.#subs) this.#subs.push(sub);
     else this.#subs = [sub];
     this.context.metrics.subscriptions[mode]++;
     this.send(encode({ type: "subscribed", id, hub: sub.hubId, mode }));
-    sub.start(cursor);
+    if (frame.read) this.#followRead(sub);
+    sub.start(start);
+  }
+
+  // ---- read state (1.4) ----
+
+  /** Follows the principal's read state of `sub` (again, after a principal switch). */
+  #followRead(sub: Subscription<P>): void {
+    const key = this.#session.principalKey;
+    if (key === undefined) return;
+    sub.readFollow?.close();
+    const handle = sub.exposed.topic.readState({ principal: key, tenantId: sub.tenantId });
+    const follow = new ReadFollow(handle, key, (read, ref) => {
+      if (!sub.stopped) this.send(encode({ type: "read_state", id: sub.id, ref, read }));
+    });
+    sub.readFollow = follow;
+    follow.start().catch((err: unknown) => {
+      this.context.log("warn", "read state unavailable", { connection: this.id, subscription: sub.id, error: String(err) });
+    });
+  }
+
+  /** `mark_read`: the connection's own principal's read state of one of its subscriptions. */
+  async #markRead(frame: MarkReadFrame): Promise<void> {
+    const { id, ref } = frame;
+    const refuse = (code: ErrorCode, message: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}) => {
+      this.context.metrics.bump(this.context.metrics.rejected, extra.limit ?? code.toLowerCase());
+      this.#out.error(code, message, id, { ...extra, ref });
+    };
+    if (this.state !== "open") return refuse(ErrorCode.Unauthorized, "the token expired: send refresh first");
+    const now = Date.now();
+    const retryAfterMs = (this.#markReadRate ??= new TokenBucket(this.context.options.limits.markReadRatePerSecond, now)).take(now);
+    if (retryAfterMs > 0) return refuse(ErrorCode.LimitExceeded, "marking read too fast", { limit: LimitName.MarkReadRate, retryAfterMs });
+    const sub = this.#sub(id);
+    const follow = sub?.readFollow;
+    if (!sub || sub.mode !== SubscriptionMode.Hub || !follow) {
+      return refuse(ErrorCode.InvalidArgument, `no hub subscription ${JSON.stringify(id)} with read state (subscribe with read: true) on this connection`);
+    }
+    try {
+      const state = frame.cursor !== undefined ? await follow.handle.markRead(frame.cursor) : await follow.handle.markItemRead(frame.item!);
+      follow.tell(state, ref);
+    } catch (err) {
+      const p = toErrorPayload(err);
+      refuse(p.code, p.message, p.code === ErrorCode.LimitExceeded ? { limit: LimitName.ReadItems } : {});
+    }
   }
 
   /** Ends a subscription from the server side with an `unsubscribed` frame. */

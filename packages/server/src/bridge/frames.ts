@@ -6,10 +6,12 @@ import type { FrameText } from "./socket.js";
 // A frame the bridge cannot accept throws the shared table's ProtocolError: the connection
 // answers with an error frame (PROTOCOL_ERROR) and closes with 4400.
 import {
+  MAX_INITIAL_EVENTS,
   PROTOCOL_VERSION,
   ProtocolError,
   SubscriptionMode,
   type ClientFrame,
+  type InitialPage,
   type ServerFrame,
   type TidemarkEvent,
 } from "@tidemark/shared";
@@ -17,6 +19,11 @@ import {
 const MAX_ID = 128;
 const MAX_NAME = 256;
 const MAX_TOKEN = 8192;
+const MAX_REF = 64;
+
+function bad(message: string): never {
+  throw new ProtocolError(message);
+}
 
 function str(frame: Record<string, unknown>, key: string, max: number, optional = false): string | undefined {
   const value = frame[key];
@@ -37,6 +44,20 @@ function cursorField(frame: Record<string, unknown>): string | undefined {
   const value = frame.cursor;
   if (value === undefined || typeof value === "string") return value;
   throw new ProtocolError("subscribe.cursor must be a string");
+}
+
+/**
+ * `subscribe.initial` (1.4): `{ last }` (an integer from 1 to MAX_INITIAL_EVENTS) or `{ since }`
+ * (ms since the epoch). A bad one is a protocol error: the client checks it before sending.
+ */
+function initialField(frame: Record<string, unknown>): InitialPage | undefined {
+  const v = frame.initial as Record<string, unknown> | undefined;
+  if (v === undefined) return undefined;
+  if (typeof v === "object" && v !== null) {
+    if (typeof v.last === "number" && Number.isSafeInteger(v.last) && v.last >= 1 && v.last <= MAX_INITIAL_EVENTS) return { last: v.last };
+    if (v.last === undefined && typeof v.since === "number" && Number.isFinite(v.since)) return { since: v.since };
+  }
+  throw new ProtocolError(`subscribe.initial must be {last: 1..${MAX_INITIAL_EVENTS}} or {since: ms}`);
 }
 
 /** Parses one inbound text frame; throws {@link ProtocolError} for anything but a valid client frame. */
@@ -63,7 +84,15 @@ export function parseClientFrame(text: string): ClientFrame {
         tenantId: str(f, "tenantId", 1024, true),
         mode,
         cursor: cursorField(f),
+        initial: initialField(f),
+        read: f.read === undefined ? undefined : f.read === true ? true : f.read === false ? false : bad("subscribe.read must be a boolean"),
       };
+    }
+    case "mark_read": {
+      const cursor = f.cursor === undefined ? undefined : typeof f.cursor === "string" ? f.cursor : bad("mark_read.cursor must be a string");
+      const item = f.item === undefined ? undefined : typeof f.item === "string" ? f.item : bad("mark_read.item must be a string");
+      if ((cursor === undefined) === (item === undefined)) throw new ProtocolError("mark_read takes one of cursor and item");
+      return { type: "mark_read", id: str(f, "id", MAX_ID)!, ref: str(f, "ref", MAX_REF)!, cursor, item };
     }
     case "unsubscribe":
       return { type: "unsubscribe", id: str(f, "id", MAX_ID)! };

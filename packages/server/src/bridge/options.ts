@@ -44,6 +44,11 @@ export interface BridgeLimits {
   maxSubscriptions: number;
   /** Subscribe frames per second per connection (sustained; bursts of twice this). @default 20 */
   subscribeRatePerSecond: number;
+  /**
+   * `mark_read` frames per second per connection (sustained; bursts of twice this); more are
+   * answered with `LIMIT_EXCEEDED` (`mark_read_rate`) and a `retryAfterMs`. @default 10
+   */
+  markReadRatePerSecond: number;
   /** Open connections per principal on this bridge process. @default 20 */
   maxConnectionsPerPrincipal: number;
   /** Time from open to a valid `hello`, and from token expiry to a `refresh`. @default 10000 */
@@ -125,6 +130,7 @@ export const DEFAULT_LIMITS: BridgeLimits = {
   maxFrameBytes: 16 * 1024,
   maxSubscriptions: 100,
   subscribeRatePerSecond: 20,
+  markReadRatePerSecond: 10,
   maxConnectionsPerPrincipal: 20,
   unauthenticatedTimeMs: 10_000,
   unauthenticatedTimeUnderPressureMs: 2_000,

@@ -103,7 +103,7 @@ export class Outbound implements Pausable {
   // ---- errors ----
 
   /** Sends an `error` frame (of a request when `id` is set) and counts it. */
-  error(code: ErrorCode, message: string, id?: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}): void {
+  error(code: ErrorCode, message: string, id?: string, extra: { limit?: LimitName; retryAfterMs?: number; ref?: string } = {}): void {
     this.#context.metrics.bump(this.#context.metrics.errors, code);
     this.send(encode({ type: "error", id, code, message, ...extra }));
   }

@@ -3,7 +3,7 @@
  * and each counted principal's id (principal-id.ts): hashed once per principal, not at every
  * connection's `hello`, and one string shared by its connections.
  */
-import { principalId } from "./principal-id.js";
+import { principalId } from "../core/principal-id.js";
 
 interface Entry {
   n: number;

@@ -6,7 +6,7 @@
  * its Outbound, and what it does with its subscriptions), so it can be driven on its own
  * (session.test.ts). Subscriptions live in Connection.
  */
-import { CloseCode, ErrorCode, LimitName, PROTOCOL_VERSION, ProtocolError, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
+import { CloseCode, ErrorCode, LimitName, PROTOCOL_REVISION, PROTOCOL_VERSION, ProtocolError, type HelloFrame, type RefreshFrame } from "@tidemark/shared";
 import { encode } from "./frames.js";
 import { keep, rebuild, type KeptRequest } from "./kept-request.js";
 import type { Outbound } from "./outbound.js";
@@ -147,6 +147,7 @@ export class Session<P> {
         limits: { maxFrameBytes, maxSubscriptions, subscribeRatePerSecond },
         expiresAt: this.expiresAt,
         principal: id,
+        revision: PROTOCOL_REVISION,
       }),
     );
     this.#context.log("debug", "connection authenticated", { connection: this.#host.id, principal: key });

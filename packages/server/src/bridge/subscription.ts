@@ -24,6 +24,7 @@ import type { BridgeContext } from "./context.js";
 import type { FrameText } from "./socket.js";
 import { encode } from "./frames.js";
 import { BrokerRetry } from "../hub/retry.js";
+import type { ReadFollow } from "./read-follow.js";
 
 const resetReasons: Partial<Record<string, ResetReason>> = {
   [ErrorCode.InvalidCursor]: ResetReason.InvalidCursor,
@@ -96,6 +97,8 @@ export class Subscription<P = unknown> implements HubProgress, LiveSink {
   cursor: string | undefined;
   /** Stream sequence of `cursor` (-1 before the first). */
   position = -1;
+  /** Its read state on the wire, when the client asked for it (hub mode, `subscribe.read`). */
+  readFollow: ReadFollow | undefined;
   readonly #sink: SubscriptionSink<P>;
   readonly #context: SubscriptionContext;
   /** Set by `stop()`. A hub subscription needs no more: its own iterations have their Cancellation. */
@@ -150,6 +153,7 @@ export class Subscription<P = unknown> implements HubProgress, LiveSink {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.readFollow?.close();
     this.#live?.abort();
     this.#own?.abort();
     this.#context.hubIds.release(this.hubKey);

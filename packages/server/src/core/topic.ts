@@ -24,6 +24,8 @@ import { coalesceAfter } from "./read/coalesce.js";
 import { confirmStreamGone, encodePublish, messageId, receiptOf, sendWithRetry, type SendContext, type Sent } from "./publish/publish.js";
 import { openLive, type LiveSource } from "./read/live.js";
 import { openCheckpoint } from "./read/checkpoint.js";
+import { openReadState } from "./read/read-state.js";
+import { cursorBefore } from "./read/first-page.js";
 import { openWatch } from "./read/watch.js";
 import { traceableHeaders } from "./read/trace-probe.js";
 import { decodeEvent } from "./read/decode-event.js";
@@ -31,7 +33,7 @@ import { publishHeaderPrefix } from "./publish/publish-headers.js";
 import { deadLetterSubject, eventFilter, eventSubject, liveSubject, topicNames, type TopicNames } from "./resources/broker-names.js";
 import { TOPIC_RUNTIME, type TopicHandles, type TopicRuntime } from "./runtime.js";
 import type { MeterRegistry } from "../observe/meters.js";
-import type { Checkpoint, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
+import type { Checkpoint, FirstPage, ReadStateHandle, DeadLetters, FollowOptions, Hub, LiveOptions, ProcessEvent, ProcessOptions, PublishOptions, PublishReceipt, ReplayOptions, ResolvedTopicOptions, Topic, Watch, WatchOptions, Worker } from "./types.js";
 
 /** What a topic needs from its Sync. */
 export interface TopicHost {
@@ -345,6 +347,12 @@ export class JetStreamTopic<T = unknown> implements Topic<T>, TopicRuntime {
   }
 
   checkpoint = (name: string, options?: { tenantId?: string }): Checkpoint => openCheckpoint(this as JetStreamTopic<unknown>, name, options);
+
+  readState = (options: { principal: string; tenantId?: string }): ReadStateHandle => openReadState(this as JetStreamTopic<unknown>, options);
+
+  cursorBefore(options: { tenantId?: string; signal?: AbortSignal } & FirstPage): Promise<Cursor> {
+    return cursorBefore(this, options);
+  }
 
   watch(options: WatchOptions = {}): Promise<Watch> {
     return openWatch(() => this.ready(), (tenantId) => liveSubject(this.#names, tenantId), options);

@@ -169,6 +169,51 @@ export interface Checkpoint {
   reconcile(): Promise<Cursor | undefined>;
 }
 
+/** Where a first page of history starts: a tenant's last N events, or those since a time. */
+export type FirstPage = { last: number } | { since: number | Date };
+
+/**
+ * A principal's read state of one (topic, tenant) (`topic.readState({ principal, tenantId })`):
+ * every event up to `cursor` is read, and so are the events in `items` above it.
+ */
+export interface ReadState {
+  /** Everything up to this cursor is read; undefined: nothing marked read. */
+  cursor: Cursor | undefined;
+  /** Event ids read one by one above `cursor` (at most 100; folded in when the cursor passes them). */
+  items: string[];
+  /** Grows with every stored change; 0 when nothing is stored. */
+  version: number;
+}
+
+/** A listener's handle on a read state's changes (`readState.watch()`). */
+export interface ReadStateWatch {
+  /** Stops the listener. */
+  close(): void;
+}
+
+/**
+ * One principal's read state of one (topic, tenant), kept in a KV bucket per namespace
+ * (`TMRS_<namespace>`). Every write is a compare-and-set: the cursor never moves back.
+ */
+export interface ReadStateHandle {
+  readonly tenantId: string | undefined;
+  /** The stored state (cursor undefined, no items, version 0 when none). */
+  get(): Promise<ReadState>;
+  /**
+   * Marks every event up to `upTo` read, unless a later cursor is stored; returns the stored
+   * state. Pass the newest event the user was shown, not the head. A cursor past the head is an
+   * InvalidCursorError; one of another topic or incarnation a CursorMismatchError.
+   */
+  markRead(upTo: string): Promise<ReadState>;
+  /**
+   * Marks one event (by its cursor) read above the cursor. InvalidArgumentError when the event
+   * is not this tenant's; LimitExceededError when 100 items are read above the cursor already.
+   */
+  markItemRead(cursor: string): Promise<ReadState>;
+  /** Calls `listener` with the new state on every change, by any process; resolves once subscribed. */
+  watch(listener: (state: ReadState) => void): Promise<ReadStateWatch>;
+}
+
 export interface WatchOptions {
   tenantId?: string;
   signal?: AbortSignal;
@@ -196,6 +241,17 @@ export interface CoreTopic<T = unknown> {
   cursorAt(sequence: number): Cursor;
   live(options?: LiveOptions): AsyncIterable<TidemarkEvent<T>>;
   checkpoint(name: string, options?: { tenantId?: string }): Checkpoint;
+  /**
+   * The cursor a first page of history starts after: the tenant's last `last` retained events,
+   * or its events since `since`, at most 500 (the newest; more is an InvalidArgumentError).
+   * The head when there is none. Pass it as `after` to `replay`, `follow` or `hub().subscribe`.
+   */
+  cursorBefore(options: { tenantId?: string; signal?: AbortSignal } & FirstPage): Promise<Cursor>;
+  /**
+   * The read state of `principal` (the principal key the bridge uses: `principalKey(principal)`,
+   * by default the principal's `id` or `sub`) for the tenant.
+   */
+  readState(options: { principal: string; tenantId?: string }): ReadStateHandle;
   /** Resolves once subscribed on the server: an event stored after that is never missed. */
   watch(options?: WatchOptions): Promise<Watch>;
   destroy(): Promise<void>;

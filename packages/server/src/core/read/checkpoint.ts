@@ -33,8 +33,8 @@ const NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
 const buckets = new WeakMap<JetStreamClient, Map<string, Promise<KV>>>();
 
-/** One bucket handle per connection; created on first use with the first topic's replicas. */
-function openBucket(js: JetStreamClient, bucket: string, replicas: number): Promise<KV> {
+/** @internal One bucket handle per connection; created on first use with the first topic's replicas. */
+export function openBucket(js: JetStreamClient, bucket: string, replicas: number): Promise<KV> {
   let byName = buckets.get(js);
   if (!byName) buckets.set(js, (byName = new Map()));
   let kv = byName.get(bucket);

@@ -116,6 +116,19 @@ export function checkpointKey(topicId: string, name: string, tenantId: string | 
   return `${topicId.replace(/\./g, "/")}.${name}.${tenant}`;
 }
 
+/** KV bucket of read states: one per namespace. */
+export function readStateBucket(namespace: string): string {
+  return `TMRS_${namespace}`;
+}
+
+/**
+ * Key of one read state: `<topic>.<principal id>.<tenant>`, tokens as in {@link checkpointKey};
+ * the principal id is base64url (a valid key token as it is).
+ */
+export function readStateKey(topicId: string, principalId: string, tenantId: string | undefined): string {
+  return checkpointKey(topicId, principalId, tenantId);
+}
+
 /** Everything Tidemark names on the broker for one topic, tenant and consumer. */
 export function brokerNames(at: { namespace: string; topic: string; tenantId: string | undefined; consumer: string; checkpoint: string }) {
   const names = topicNames(at.namespace, at.topic);
