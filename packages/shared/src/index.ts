@@ -47,7 +47,7 @@ export type { Envelope, TidemarkEvent } from "./envelope.js";
 export { toBase64Url, fromBase64Url, utf8Length } from "./base64url.js";
 export { backoffDelay, backoffCeiling } from "./backoff.js";
 export type { Backoff } from "./backoff.js";
-export { PROTOCOL_VERSION, PROTOCOL_REVISION, PROTOCOL_NAME, MAX_INITIAL_EVENTS, MAX_READ_ITEMS, SubscriptionMode, ResetReason, LimitName, CloseCode } from "./protocol.js";
+export { PROTOCOL_VERSION, PROTOCOL_REVISION, SERVER_SILENT_BEATS, PONG_AFTER_BEATS, PROTOCOL_NAME, MAX_INITIAL_EVENTS, MAX_READ_ITEMS, SubscriptionMode, ResetReason, LimitName, CloseCode } from "./protocol.js";
 export type {
   ClientFrame,
   ServerFrame,

@@ -1,5 +1,5 @@
 /**
- * The bridge wire protocol, version 1 (revision 1.4): JSON text frames told apart by `type`.
+ * The bridge wire protocol, version 1 (revision 1.5): JSON text frames told apart by `type`.
  * `docs/protocol.md` is the prose description; this file is the source of truth for shapes.
  */
 import type { Cursor } from "./cursor.js";
@@ -11,9 +11,18 @@ export const PROTOCOL_VERSION = 1;
  * The protocol's compatible revision (v1.x), sent in `welcome.revision` since 1.4. A client
  * sends the frames and fields of a revision (`mark_read`, `subscribe.initial`, `subscribe.read`)
  * only to a server whose `welcome.revision` is at least that one: an older server closes on an
- * unknown frame type.
+ * unknown frame type. 1.5: the server pings every `heartbeatMs` (10 s by default) and closes a
+ * connection silent for five intervals, so a client answers a ping only when it sent nothing for
+ * two intervals ({@link PONG_AFTER_BEATS}).
  */
-export const PROTOCOL_REVISION = 4;
+export const PROTOCOL_REVISION = 5;
+/**
+ * Revision 1.5 and later: a connection silent (nothing received) for this many heartbeats is
+ * closed by the server with 4408. Before 1.5 it was two.
+ */
+export const SERVER_SILENT_BEATS = 5;
+/** Revision 1.5 and later: a client answers `ping` with `pong` only when it sent nothing for this many heartbeats. */
+export const PONG_AFTER_BEATS = 2;
 /** WebSocket subprotocol name offered by clients. */
 export const PROTOCOL_NAME = "tidemark.v1";
 

@@ -4,7 +4,7 @@
  * state.ts) and every dropped connection goes through `disconnect()`. Frames other than the
  * connection's own go to the engine untouched.
  */
-import { CloseCode, PROTOCOL_NAME, PROTOCOL_VERSION, type ClientFrame, type ServerFrame, type WelcomeFrame } from "@tidemark/shared";
+import { CloseCode, PONG_AFTER_BEATS, PROTOCOL_NAME, PROTOCOL_VERSION, type ClientFrame, type ServerFrame, type WelcomeFrame } from "@tidemark/shared";
 import type { BackoffOptions } from "../backoff.js";
 import { finalRefusal } from "../refusal.js";
 import { transition, type ConnEvent, type ConnState } from "../state.js";
@@ -31,8 +31,14 @@ export interface SocketHooks {
   closed(code: number): void;
 }
 
-/** A socket silent for this many heartbeats is dead. */
-const SILENT_BEATS = 2.5;
+/**
+ * A socket that heard nothing for this many of the server's heartbeats is dead: with the default
+ * 10 s, a silent server (frozen, a dead machine behind a balancer that keeps the TCP connection)
+ * is noticed within 16–17 s, and the engine moves on (a ping late by up to 6 s is not taken for silence).
+ */
+const DEAD_AFTER_BEATS = 1.6;
+/** How often the watchdog looks. */
+const WATCHDOG_MS = 1_000;
 
 /** @internal */
 export class Socket {
@@ -45,6 +51,11 @@ export class Socket {
   /** Runs from a socket's creation to its `welcome`: a server that never answers is given up. */
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private lastHeard = 0;
+  /** When this socket last sent a frame: a 1.5 server needs one every few heartbeats, not a pong per ping. */
+  private lastSent = 0;
+  /** The current server's heartbeat and protocol revision (from `welcome`). */
+  private heartbeatMs = 0;
+  private revision = 0;
   /** Closes with 4401 since the last `welcome`: the second in a row is final (refusal.ts). */
   private tokenRefusals = 0;
   /** Sockets opened since start, for stats. */
@@ -55,10 +66,14 @@ export class Socket {
       this.stopConnectTimer();
       this.tokenRefusals = 0;
       this.dispatch({ type: "welcome", connectionId: frame.connectionId });
+      this.revision = frame.revision ?? 0;
       this.startWatchdog(frame.heartbeatMs);
       this.hooks.welcome(frame);
     },
-    ping: () => this.send({ type: "pong" }),
+    // Any frame tells a 1.5 server the client lives: a pong only when nothing else went for a while.
+    ping: () => {
+      if (this.revision < 5 || Date.now() - this.lastSent >= this.heartbeatMs * PONG_AFTER_BEATS) this.send({ type: "pong" });
+    },
     pong: () => undefined,
     drain: (frame) => this.disconnect(CloseCode.Normal, "server draining", true, frame.retryAfterMs),
   };
@@ -102,6 +117,7 @@ export class Socket {
   send(frame: ClientFrame): boolean {
     if (this.current.kind !== "open" || this.socket?.readyState !== WebSocket.OPEN) return false;
     this.socket.send(JSON.stringify(frame));
+    this.lastSent = Date.now();
     return true;
   }
 
@@ -199,15 +215,20 @@ export class Socket {
     }
   }
 
-  /** Pings at the server's heartbeat; a socket silent for two and a half beats is dead. */
+  /**
+   * The server pings every `heartbeatMs`: a socket that heard nothing for 1.6 beats is dead. The
+   * client sends no pings of its own (the server's carry the heartbeat both ways); it looks once
+   * a second, so a silent server is noticed within a second of the limit.
+   */
   private startWatchdog(heartbeatMs: number): void {
     this.stopWatchdog();
-    const beat = Math.max(1_000, heartbeatMs || 15_000);
+    this.heartbeatMs = Math.max(1_000, heartbeatMs || 15_000);
     this.lastHeard = Date.now();
+    this.lastSent = Date.now();
+    const deadAfter = this.heartbeatMs * DEAD_AFTER_BEATS;
     this.watchdog = setInterval(() => {
-      if (Date.now() - this.lastHeard > beat * SILENT_BEATS) this.disconnect(CloseCode.Timeout, "heartbeat timeout", true);
-      else this.send({ type: "ping" });
-    }, beat);
+      if (Date.now() - this.lastHeard > deadAfter) this.disconnect(CloseCode.Timeout, "heartbeat timeout", true);
+    }, Math.min(WATCHDOG_MS, this.heartbeatMs / 4));
   }
 
   private stopConnectTimer(): void {

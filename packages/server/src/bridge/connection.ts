@@ -10,6 +10,7 @@ import {
   ErrorCode,
   LimitName,
   ProtocolError,
+  SERVER_SILENT_BEATS,
   SubscriptionMode,
   assertTenantId,
   toErrorPayload,
@@ -151,7 +152,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
 
   /**
    * Called by the bridge's ticker: enforces the hello and refresh deadlines and token expiry,
-   * closes a connection silent for two heartbeats, and pings one whose heartbeat is due. Pings
+   * closes a connection silent for five heartbeats (a 1.5 client answers every other ping or so,
+   * an older one every ping), and pings one whose heartbeat is due. Pings
    * are due heartbeatMs after the connection's last one (the first at a random point of the
    * second half of the interval), so they spread over the interval instead of 10,000 going out
    * in one tick.
@@ -160,7 +162,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     this.#session.checkDeadlines(now);
     if (this.state === "new" || this.state === "closed") return;
     const heartbeatMs = this.context.options.heartbeatMs;
-    if (now - this.#lastSeen > 2 * heartbeatMs) this.close(CloseCode.Timeout, "no heartbeat");
+    if (now - this.#lastSeen > SERVER_SILENT_BEATS * heartbeatMs) this.close(CloseCode.Timeout, "no heartbeat");
     else if (now >= this.#nextPingAt) {
       this.#nextPingAt = now + heartbeatMs;
       this.send(PING);
@@ -181,6 +183,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       this.#out.refuse(ErrorCode.LimitExceeded, `frame over ${max} bytes`, CloseCode.FrameTooLarge, LimitName.FrameBytes);
       return;
     }
+    // The frame a connection sends most, as the client writes it: no parse.
+    if (data === PONG && this.#inFlight === 0 && this.state !== "new") return;
     let frame: ClientFrame;
     try {
       frame = parseClientFrame(data);

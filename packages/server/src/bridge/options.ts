@@ -104,7 +104,11 @@ export interface BridgeOptions<P = unknown> {
   /** Path of the WebSocket endpoint inside the app. @default "/ws" */
   path?: string;
   limits?: Partial<BridgeLimits>;
-  /** Server ping interval; a connection silent for two intervals is closed. @default 25000 */
+  /**
+   * Server ping interval. A client notices a silent server after 1.6 intervals (16 s by default)
+   * and moves on; the server closes a connection silent for five intervals (50 s by default).
+   * @default 10000
+   */
   heartbeatMs?: number;
   /** Drain: clients are told to reconnect after a random delay up to this. @default 2000 */
   drainSpreadMs?: number;
@@ -168,7 +172,7 @@ export interface ResolvedBridgeOptions<P> {
 const DEFAULTS = {
   cookieName: "tidemark_token",
   path: "/ws",
-  heartbeatMs: 25_000,
+  heartbeatMs: 10_000,
   drainSpreadMs: 2_000,
   principalKey: defaultPrincipalKey,
   expiresAt: defaultExpiresAt,

@@ -128,7 +128,7 @@ describe("bridge limits and protocol", () => {
     expect((await client.closed).code).toBe(4400);
   });
 
-  it("bridge - a silent connection is closed after two heartbeats", async () => {
+  it("bridge - a silent connection is closed after five heartbeats (revision 1.5), one that answers stays", async () => {
     const sync = fx.sync();
     const run = await fx.start({ topics: [{ topic: sync.topic({ id: "notes" }), authorize: ownTenants }], heartbeatMs: 150 }, sync);
     const client = await run.connect("alice");

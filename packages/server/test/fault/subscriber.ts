@@ -19,7 +19,7 @@ export interface SubscriberOptions {
   retryMs?: number;
   /**
    * Treat a socket silent this long as dead and move to the next bridge, as the browser client
-   * does after 2.5 heartbeats (a frozen bridge keeps its TCP connections open). Off by default.
+   * does after 1.6 heartbeats (a frozen bridge keeps its TCP connections open). Off by default.
    */
   silenceMs?: number;
 }

@@ -1,0 +1,83 @@
+// Idle CPU of one `tidemark serve` (a built dist) per connection-second, with N idle hub
+// connections (one tenant each) from load.mjs in another process. A/B of the heartbeat (issue
+// 29, protocol 1.5): run it against an older build and the current one, side by side.
+//
+//   pnpm -r --filter ./packages/** run build
+//   node bench/heartbeat/probe.mjs                                   # current build, 1.5 clients
+//   DIST=dist-old MODE=old HB=25000 node bench/heartbeat/probe.mjs   # a build kept from before
+//
+// N (3000), SETTLE (30 s: every connection has had its first ping), WINDOW (60 s), HB (the
+// load's idea of the heartbeat; the bridge keeps its default unless SET_HB=1), DIST (dist),
+// MODE (new|old), PROF=1 (--cpu-prof of the bridge; the profile's directory is printed).
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const env = (name, fallback) => Number(process.env[name] ?? fallback);
+const N = env("N", 3000);
+const HB = env("HB", 10_000);
+const SETTLE = env("SETTLE", 30);
+const WINDOW = env("WINDOW", 60);
+const DIST = process.env.DIST ?? "dist";
+const MODE = process.env.MODE ?? "new";
+const PROF = process.env.PROF === "1";
+const natsServer = process.env.TIDEMARK_NATS_SERVER ?? (existsSync(join(root, ".tools/bin/nats-server")) ? join(root, ".tools/bin/nats-server") : "nats-server");
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+/** utime + stime of a process, in seconds. */
+const cpu = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
+
+const dir = mkdtempSync(join(tmpdir(), "tidemark-heartbeat-"));
+const natsPort = await freePort();
+const nats = spawn(natsServer, ["-js", "-a", "127.0.0.1", "-p", String(natsPort), "-sd", join(dir, "js")], { stdio: "ignore" });
+await sleep(800);
+const config = join(dir, "tidemark.config.mjs");
+const heartbeat = process.env.SET_HB === "1" ? `heartbeatMs: ${HB}, ` : "";
+writeFileSync(config, `export default { namespace: "idle", topics: [{ id: "inbox", authorize: (p, r) => r.tenantId === p.id }], authenticate: (t) => ({ id: t }), ${heartbeat}logLevel: "warn" };`);
+const port = await freePort();
+const cli = join(root, "packages/server", DIST, "cli/main.js");
+const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port)], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
+await new Promise((resolve) => bridge.stdout.on("data", (d) => String(d).includes('"listening"') && resolve()));
+const rss0 = rss(bridge.pid);
+const load = spawn(process.execPath, [fileURLToPath(new URL("./load.mjs", import.meta.url)), `ws://127.0.0.1:${port}/ws`, String(N)], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, HB: String(HB), MODE } });
+await new Promise((resolve) => load.stdout.once("data", resolve));
+await sleep(SETTLE * 1000);
+const bridge0 = cpu(bridge.pid);
+const nats0 = cpu(nats.pid);
+const t0 = Date.now();
+await sleep(WINDOW * 1000);
+const seconds = (Date.now() - t0) / 1000;
+const perConnSecond = (used) => +((used * 1e6) / (N * seconds)).toFixed(2);
+console.log(
+  JSON.stringify({
+    dist: DIST,
+    clients: MODE,
+    connections: N,
+    windowS: +seconds.toFixed(1),
+    bridgeIdleCpuUsPerConnSecond: perConnSecond(cpu(bridge.pid) - bridge0),
+    natsIdleCpuUsPerConnSecond: perConnSecond(cpu(nats.pid) - nats0),
+    bridgeRssPerConnKB: +((rss(bridge.pid) - rss0) / N / 1024).toFixed(1),
+  }),
+);
+load.kill("SIGKILL");
+bridge.kill("SIGINT");
+await sleep(3000);
+bridge.kill("SIGKILL");
+nats.kill("SIGKILL");
+if (PROF) console.log(`profile in ${dir}`);
+else rmSync(dir, { recursive: true, force: true });
