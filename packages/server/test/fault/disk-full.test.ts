@@ -19,7 +19,7 @@ import { monitor, startTestCluster, uniqueNamespace, until } from "@tidemark/tes
 import { createSync } from "../../src/index.js";
 import { faultTopicOptions } from "./fixture.js";
 import { streamLeader } from "./partition-run.js";
-import { OneShotLoad } from "./one-shot-load.js";
+import { OneShotLoad, makeLeader } from "./one-shot-load.js";
 import type { FaultEvent } from "./partition-workload.js";
 
 const MiB = 1024 ** 2;
@@ -93,30 +93,13 @@ describe("fault: a node's disk full", () => {
         250,
       );
       const recoveredMs = Date.now() - fullAt;
-      let leads = false;
-      for (let i = 0; i < 20 && !leads; i++) {
-        if ((await streamLeader(cluster, stream)) === victim) leads = true;
-        else {
-          await admin.request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, JSON.stringify({ placement: { preferred: node.name } }), { timeout: 2_000 }).catch(() => undefined);
-          await sleep(700);
-        }
-      }
+      const leads = await makeLeader(cluster, admin, stream, victim, node.name);
       const ackedAtLead = load.acked;
       await until("publishes are acknowledged with the node leading", () => load.acked >= ackedAtLead + 50, 30_000, 20);
       await load.stopPublishing();
       const { stored, readErrors } = await load.readBack();
       await load.settle(stored);
-      const replays: (number | string)[] = [];
-      for (const tenantId of [undefined, ...load.tenants]) {
-        try {
-          let got = 0;
-          for await (const e of topic.replay({ tenantId, signal: AbortSignal.timeout(20_000) })) if (e.data.p === load.prefix) got++;
-          const want = tenantId === undefined ? [...stored.copies.keys()].filter((k) => k.startsWith(`${load.prefix}-`)).length : (stored.sequences.get(tenantId)?.length ?? 0);
-          replays.push(got === want ? got : `${got}/${want}`);
-        } catch (err) {
-          replays.push((err as { code?: string }).code ?? (err as Error).name);
-        }
-      }
+      const replays = await load.replays(stored);
       const f = { tmpfsMiB: size, ackedWhileFull, jetstreamDisabledWhileFull: jszFull?.disabled ?? "unknown", recoveredMs, nodeLeads: leads, replays, ...load.account(stored), readErrors };
       console.log("FIGURES disk-full " + JSON.stringify(f));
       expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0 });

@@ -9,14 +9,13 @@
  */
 import { describe, it, expect } from "vitest";
 import { rmSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { startTestCluster, uniqueNamespace, until } from "@tidemark/testing";
 import { createSync } from "../../src/index.js";
 import { faultTopicOptions } from "./fixture.js";
 import { streamLeader } from "./partition-run.js";
-import { OneShotLoad } from "./one-shot-load.js";
+import { OneShotLoad, makeLeader } from "./one-shot-load.js";
 import type { FaultEvent } from "./partition-workload.js";
 
 describe("fault: a node removed, a new one added", () => {
@@ -62,30 +61,13 @@ describe("fault: a node removed, a new one added", () => {
       await until("publishes go on", () => load.acked > ackedBefore + 100, 30_000, 20);
 
       // Make the new node lead the stream, then read everything back through it.
-      let leads = false;
-      for (let i = 0; i < 20 && !leads; i++) {
-        if ((await streamLeader(cluster, stream)) === added) leads = true;
-        else {
-          await admin.request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, JSON.stringify({ placement: { preferred: fresh.name } }), { timeout: 2_000 }).catch(() => undefined);
-          await sleep(700);
-        }
-      }
+      const leads = await makeLeader(cluster, admin, stream, added, fresh.name);
       const ackedAtLead = load.acked;
       await until("publishes are acknowledged with the new node leading", () => load.acked >= ackedAtLead + 100, 30_000, 20);
       await load.stopPublishing();
       const { stored, readErrors } = await load.readBack();
       await load.settle(stored);
-      const replays: (number | string)[] = [];
-      for (const tenantId of [undefined, ...load.tenants]) {
-        try {
-          let got = 0;
-          for await (const e of topic.replay({ tenantId, signal: AbortSignal.timeout(20_000) })) if (e.data.p === load.prefix) got++;
-          const want = tenantId === undefined ? [...stored.copies.keys()].filter((k) => k.startsWith(`${load.prefix}-`)).length : (stored.sequences.get(tenantId)?.length ?? 0);
-          replays.push(got === want ? got : `${got}/${want}`);
-        } catch (err) {
-          replays.push((err as { code?: string }).code ?? (err as Error).name);
-        }
-      }
+      const replays = await load.replays(stored);
       const f = { removed: gone.name, added: fresh.name, movedMs, newNodeLeads: leads, replicasAtEnd: await replicas(), replays, ...load.account(stored), readErrors };
       console.log("FIGURES membership " + JSON.stringify(f));
       expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0 });

@@ -10,7 +10,23 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Cursor, Topic } from "../../src/index.js";
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { TestCluster } from "@tidemark/testing";
+import { streamLeader } from "./partition-run.js";
 import { readStored, type FaultEvent, type Stored } from "./partition-workload.js";
+
+/**
+ * Asks the stream's leader to step down in favour of node `index` (named `name`) until that node
+ * leads, at most 20 times; true once it does (the faults then read everything through it).
+ */
+export async function makeLeader(cluster: TestCluster, admin: NatsConnection, stream: string, index: number, name: string): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    if ((await streamLeader(cluster, stream)) === index) return true;
+    await admin.request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, JSON.stringify({ placement: { preferred: name } }), { timeout: 2_000 }).catch(() => undefined);
+    await sleep(700);
+  }
+  return false;
+}
 
 export interface LoadCall {
   id: string;
@@ -119,6 +135,25 @@ export class OneShotLoad {
     while (!done() && Date.now() < deadline) await sleep(100);
     this.#stop.abort();
     await Promise.allSettled(this.#running);
+  }
+
+  /**
+   * Replays the whole topic, then each tenant, once each: per replay the count of this load's
+   * events when it is what `stored` holds, `got/want` when short, or the error's code.
+   */
+  async replays(stored: Stored, timeoutMs = 20_000): Promise<(number | string)[]> {
+    const replays: (number | string)[] = [];
+    for (const tenantId of [undefined, ...this.tenants]) {
+      try {
+        let got = 0;
+        for await (const e of this.topic.replay({ tenantId, signal: AbortSignal.timeout(timeoutMs) })) if (e.data.p === this.prefix) got++;
+        const want = tenantId === undefined ? [...stored.copies.keys()].filter((k) => k.startsWith(`${this.prefix}-`)).length : (stored.sequences.get(tenantId)?.length ?? 0);
+        replays.push(got === want ? got : `${got}/${want}`);
+      } catch (err) {
+        replays.push((err as { code?: string }).code ?? (err as Error).name);
+      }
+    }
+    return replays;
   }
 
   /** Reads the stream back (retrying a broker error for up to `timeoutMs`). */
