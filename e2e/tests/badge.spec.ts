@@ -6,8 +6,8 @@ import { test, expect } from "../lib/demo.js";
  * rows the list shows (a MutationObserver's callback runs once the task that changed the page is
  * done, so it sees each render whole). Installed before the page's own script, on every load.
  */
-function watchBadge(page: Page): Promise<void> {
-  return page.addInitScript(() => {
+async function watchBadge(page: Page): Promise<void> {
+  await page.addInitScript(() => {
     const w = window as unknown as { __badge: { checks: number; mismatches: string[] } };
     w.__badge = { checks: 0, mismatches: [] };
     const check = () => {
