@@ -66,16 +66,18 @@ describe("fault: a node's disk full", () => {
 
       const load = new OneShotLoad(topic, ["a", "b", "c"]);
       load.start({ keyed: 2, unkeyed: 2, pauseMs: 2, padBytes: 8 * 1024 });
-      // Until the disk is full (df says so) and well past it.
+      // Until the disk is full and well past it: df says so, or the node's JetStream, having
+      // met ENOSPC, disabled itself with room still free (a block it could not write whole).
+      type Jsz = { config?: { store_dir?: string }; disabled?: boolean };
       const full = async () => {
         const out = spawnSync("df", ["-B1", "--output=avail", node.dataDir], { encoding: "utf8" }).stdout.trim().split("\n").at(-1)!;
-        return Number(out) < 64 * 1024;
+        if (Number(out) < 64 * 1024) return true;
+        return (await monitor<Jsz>(node.server!, "/jsz").catch(() => undefined))?.disabled === true;
       };
       const fullAt = await until("the follower's disk is full", async () => (await full()) && Date.now(), 60_000, 100);
       const ackedAtFull = load.acked;
       await sleep(3_000);
       const ackedWhileFull = load.acked - ackedAtFull;
-      type Jsz = { config?: { store_dir?: string }; disabled?: boolean };
       const jszFull = await monitor<Jsz>(node.server!, "/jsz").catch(() => undefined);
 
       // Grow the disk, restart the node, make it lead, read through it.

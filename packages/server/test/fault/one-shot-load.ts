@@ -35,6 +35,8 @@ export interface LoadCall {
   at: number;
   end?: number;
   ok?: boolean;
+  /** The acknowledged stream sequence. */
+  seq?: number;
   error?: { name: string; code?: string; maybeStored?: boolean; message: string };
 }
 
@@ -89,7 +91,8 @@ export class OneShotLoad {
         const call: LoadCall = { id: `${this.prefix}-${i}`, keyed, tenantId, at: Date.now() };
         this.calls.push(call);
         try {
-          await this.topic.publish({ data: { n: i, p: this.prefix, pad: this.#pad }, tenantId, ...(keyed ? { idempotencyKey: call.id } : {}) });
+          const receipt = await this.topic.publish({ data: { n: i, p: this.prefix, pad: this.#pad }, tenantId, ...(keyed ? { idempotencyKey: call.id } : {}) });
+          call.seq = receipt.streamSequence;
           call.ok = true;
         } catch (err) {
           const e = err as Error & { code?: string; maybeStored?: boolean };
@@ -173,9 +176,14 @@ export class OneShotLoad {
     }
   }
 
-  /** The accounting: calls against the stream, readers against the stream. */
+  /**
+   * The accounting: calls against the stream, readers against the stream. An acknowledged event
+   * whose sequence is below the first one still stored was evicted by the topic's retention
+   * (`maxBytes`), not lost; readers are compared from that first sequence on.
+   */
   account(stored: Stored) {
     let ackedLost = 0;
+    let evicted = 0;
     let storedTwice = 0;
     let inDoubt = 0;
     let inDoubtSaidSo = 0;
@@ -185,7 +193,10 @@ export class OneShotLoad {
     for (const c of this.calls) {
       const copies = stored.copies.get(c.id) ?? 0;
       if (copies > 1) storedTwice++;
-      if (c.ok && copies === 0) ackedLost++;
+      if (c.ok && copies === 0) {
+        if (c.seq !== undefined && c.seq < stored.first) evicted++;
+        else ackedLost++;
+      }
       if (c.ok === false) {
         const key = `${c.error!.name}/${c.error!.code ?? "-"}${c.error!.maybeStored ? "/maybeStored" : ""}`;
         errors[key] = (errors[key] ?? 0) + 1;
@@ -203,7 +214,7 @@ export class OneShotLoad {
     const readerErrors: Record<string, number> = {};
     for (const r of this.readers) {
       const want = stored.sequences.get(r.tenantId) ?? [];
-      const got = r.sequences;
+      const got = r.sequences.filter((q) => q >= stored.first);
       const gotSet = new Set(got);
       duplicates += got.length - gotSet.size;
       holes += want.filter((q) => !gotSet.has(q)).length;
@@ -216,6 +227,7 @@ export class OneShotLoad {
       acked: this.acked,
       failed: this.calls.filter((c) => c.ok === false).length,
       ackedLost,
+      evicted,
       storedTwice,
       inDoubt,
       inDoubtSaidSo,

@@ -76,20 +76,24 @@ export interface Stored {
   copies: Map<string, number>;
   /** tenant -> stream sequences of its events, ascending */
   sequences: Map<string, number[]>;
+  /** The lowest stream sequence read (Infinity when none): below it, retention evicted. */
+  first: number;
 }
 
 /** Reads the whole stream back: what was really stored. */
 export async function readStored(topic: Topic<FaultEvent>): Promise<Stored> {
   const copies = new Map<string, number>();
   const sequences = new Map<string, number[]>();
+  let first = Infinity;
   for await (const e of topic.replay()) {
+    first = Math.min(first, e.streamSequence);
     const id = `${e.data.p}-${e.data.n}`;
     copies.set(id, (copies.get(id) ?? 0) + 1);
     const tenant = e.tenantId ?? "";
     if (!sequences.has(tenant)) sequences.set(tenant, []);
     sequences.get(tenant)!.push(e.streamSequence);
   }
-  return { copies, sequences };
+  return { copies, sequences, first };
 }
 
 /** Longest time without an acknowledged call in [from, to] (ms). */
