@@ -150,7 +150,14 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
     });
   } catch (err) {
     child.stdin!.end();
-    child.kill("SIGKILL");
+    // The whole group (detached: the watchdog's own): a nats-server stuck before it listens,
+    // restoring a damaged store, ignores the watchdog's SIGTERM and was left running, growing
+    // (10 GB in two minutes on 2.15.1; docs/reliability.md).
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      child.kill("SIGKILL");
+    }
     throw err;
   }
 }
