@@ -8,15 +8,16 @@
  * met a typed error or gap, never a silent skip.
  */
 import { describe, it, expect, afterAll } from "vitest";
-import { mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync, writeSync, closeSync } from "node:fs";
+import { cpSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "@nats-io/transport-node";
 import { monitor, startTestCluster, uniqueNamespace, until, type TestCluster } from "@tidemark/testing";
 import { createSync } from "../../src/index.js";
+import { decodeCursor, encodeCursor } from "@tidemark/shared";
 import { faultTopicOptions } from "./fixture.js";
-import { LONG, streamLeader } from "./partition-run.js";
+import { streamLeader } from "./partition-run.js";
 import { OneShotLoad } from "./one-shot-load.js";
 import type { FaultEvent } from "./partition-workload.js";
 
@@ -94,15 +95,33 @@ async function damageRun(kind: "flip" | "truncate", makeLeader = true) {
     expect(blocks.length).toBeGreaterThan(0);
     const block = blocks[0]!;
     const sizeBefore = statSync(block).size;
-    let damage: Record<string, unknown>;
-    if (kind === "flip") {
-      damage = { block: block.split("/").at(-1), size: sizeBefore, flipped: flipBytes(block, 8) };
-    } else {
+    // The stream's store as it was, so a damage the node cannot start with can be tried afresh.
+    const streamDir = dirname(dirname(block));
+    const pristine = mkdtempSync(join(dir, "pristine-"));
+    cpSync(streamDir, pristine, { recursive: true });
+    const damageOnce = (): Record<string, unknown> => {
+      if (kind === "flip") return { block: block.split("/").at(-1), size: sizeBefore, flipped: flipBytes(block, 8) };
       truncateSync(block, Math.floor(sizeBefore * 0.6));
-      damage = { block: block.split("/").at(-1), size: sizeBefore, truncatedTo: Math.floor(sizeBefore * 0.6) };
-    }
+      return { block: block.split("/").at(-1), size: sizeBefore, truncatedTo: Math.floor(sizeBefore * 0.6) };
+    };
+    let damage = damageOnce();
     await sleep(500); // publishing goes on with two nodes
-    await cluster.start(victim);
+    // nats-server 2.15.1 can hang in "Starting restore" on a block with flipped bytes (6 of 20
+    // single-server rounds, none started within 120 s; reliability.md): such a start is killed
+    // after 20 s, recorded, and the damage made again from the pristine copy (at most 4 times).
+    const hungStarts: Record<string, unknown>[] = [];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await cluster.start(victim);
+        break;
+      } catch (err) {
+        if (!String(err).includes("did not report its ports") || attempt >= 3) throw err;
+        hungStarts.push(damage);
+        rmSync(streamDir, { recursive: true, force: true });
+        cpSync(pristine, streamDir, { recursive: true });
+        damage = damageOnce();
+      }
+    }
     await cluster.ready();
     await sleep(1_000);
     const afterRestart = await replicaStates(cluster, stream);
@@ -153,10 +172,31 @@ async function damageRun(kind: "flip" | "truncate", makeLeader = true) {
         tenantReplays.push(`${got}/${want}`);
       }
     }
+    // Short tenant replays (at most 64 sequences: one batched direct get, which any replica may
+    // answer) in windows over the whole stream, the damaged part too: complete or told.
+    const head = await topic.latestCursor();
+    const parts = decodeCursor(head);
+    const windows: string[] = [];
+    let shortWindowReplays = 0;
+    for (let from = 0; from < parts.sequence; from += 30) {
+      const tenantId = load.tenants[(from / 30) % load.tenants.length]!;
+      const upTo = Math.min(from + 60, parts.sequence);
+      const want = (stored.sequences.get(tenantId) ?? []).filter((q) => q > from && q <= upTo).length;
+      const after = from === 0 ? undefined : encodeCursor({ ...parts, sequence: from });
+      let got = 0;
+      try {
+        for await (const e of topic.replay({ tenantId, after, until: encodeCursor({ ...parts, sequence: upTo }), signal: AbortSignal.timeout(20_000) })) if (e.tenantId === tenantId) got++;
+        if (got < want) shortWindowReplays++;
+        windows.push(got === want ? "ok" : `${from}:${got}/${want}`);
+      } catch (err) {
+        windows.push(`${from}:${(err as { code?: string }).code ?? (err as Error).name}`);
+      }
+    }
+    const windowReplays = { count: windows.length, notOk: windows.filter((w) => w !== "ok") };
     const shortReplays = replays.filter((r) => typeof r === "number" && r < total).length;
     const hung = [...replays, ...tenantReplays].filter((r) => String(r).includes("hung")).length;
     const leaderAtEnd = cluster.nodes[await streamLeader(cluster, stream)]!.name;
-    const f = { kind, makeLeader, damage, damagedLeads: leads, stepdowns, leaderAtEnd, afterRestart, replicas, total, replays, shortReplays, tenantReplays, shortTenantReplays, hung, ...load.account(stored), readErrors };
+    const f = { kind, makeLeader, damage, hungStarts, damagedLeads: leads, stepdowns, leaderAtEnd, afterRestart, replicas, total, replays, shortReplays, tenantReplays, shortTenantReplays, windowReplays, shortWindowReplays, hung, ...load.account(stored), readErrors };
     console.log(`FIGURES store-damage-${kind}${makeLeader ? "" : "-follower"} ` + JSON.stringify(f));
     return f;
   } finally {
@@ -170,11 +210,15 @@ describe.sequential("fault: a follower's store damaged while it is stopped", () 
     it(`store damage - ${kind === "flip" ? "bytes flipped in" : "truncated"} a follower's message block, the follower restarted and made leader: nothing acknowledged lost or doubled, readers exact or told`, async () => {
       const f = await damageRun(kind);
       expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, holes: 0, shortReplays: 0 });
-      // A truncated block leaves deleted sequences the leader reports: tenant reads read on
-      // elsewhere. After flipped bytes every replica reported every message, yet a tenant read
-      // whose consumer sat on the damaged one missed a few of its events with nothing a tenant
-      // read can check (measured, reliability.md); whole-topic reads see the jump, and must.
-      if (kind === "truncate") expect(f.shortTenantReplays).toBe(0);
+      // A truncated block leaves deleted sequences the damaged leader reports: tenant reads read
+      // on elsewhere, complete or told. Flipped bytes leave every sequence in place, but a flip in
+      // a record's subject moves that event out of its tenant's subject on the node that now
+      // leads: nats-server checks no record's hash on reads, and the leader is the authority a
+      // tenant read can ask, so those are measured (reliability.md), not asserted.
+      if (kind === "truncate") {
+        expect(f.shortTenantReplays).toBe(0);
+        expect(f.shortWindowReplays).toBe(0);
+      }
       expect(f.inDoubtSaidSo).toBe(f.inDoubt);
       expect(f.readersExact).toBe(f.readers);
       // Nothing was removed by retention: a RetentionGapError would be a lie (and a client reset).
@@ -183,13 +227,15 @@ describe.sequential("fault: a follower's store damaged while it is stopped", () 
     }, 180_000);
   }
 
-  // The damaged follower stays a follower (a whole replica leads): measured, not fixed. A tenant
-  // read whose consumer sits on it cannot see its hole (reliability.md); whole-topic reads must.
-  // A long variant only (`pnpm test:faults`): declared there, not skipped in the normal run.
-  if (LONG) {
-    it("store damage - a truncated follower that does not lead: whole-topic reads complete, nothing acknowledged lost (tenant reads measured)", async () => {
-      const f = await damageRun("truncate", false);
-      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, shortReplays: 0, hung: 0 });
+  // The damaged follower stays a follower (a whole replica leads). Its store keeps the damage,
+  // and a read's consumer or direct get may be served by it: a tenant read cannot see what that
+  // replica skips, so the leader confirms its jumps. Failed before: 1 of 9 tenant replays 41
+  // short (truncate); 4 of 9 up to 762 short, 27 of 80 short windows, a follow with 102 holes (flip).
+  for (const kind of ["truncate", "flip"] as const) {
+    it(`store damage - a ${kind === "flip" ? "bit-flipped" : "truncated"} follower that does not lead: tenant and whole-topic reads complete or told, readers exact, nothing acknowledged lost`, async () => {
+      const f = await damageRun(kind, false);
+      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, holes: 0, shortReplays: 0, shortTenantReplays: 0, shortWindowReplays: 0, hung: 0 });
+      expect(f.readersExact).toBe(f.readers);
       expect([...f.replays, ...f.tenantReplays].filter((r) => String(r).includes("RETENTION_GAP"))).toEqual([]);
     }, 180_000);
   }

@@ -32,6 +32,13 @@ export interface ConsumerPass {
   /** Are sequences in (from, to) deleted inside the window (a damaged store; after firstRetained)? */
   holeWithin(from: number, to: number): Promise<boolean>;
   gap(requested: number, first: number, why: string): RetentionGapError;
+  /**
+   * A tenant read of a replicated stream: has the leader an event of the tenant that a run of
+   * the consumer's skipped (confirm-run.ts)? Asked only when the consumer is not on the leader.
+   */
+  confirm?(from: number, seqs: readonly number[]): Promise<number>;
+  /** Recreate a tenant read's consumer (PLACEMENT_TRIES) to place it on the leader. */
+  preferLeader?: boolean;
 }
 
 export interface PassEnd {
@@ -49,6 +56,9 @@ export interface PassEnd {
   idle?: boolean;
 }
 
+/** Creations of a tenant read's consumer, at most, to place it on the stream leader (R1 lands on 1 of N replicas). */
+export const PLACEMENT_TRIES = 6;
+
 /**
  * Reads one pass; undefined when aborted (or a follow's consumer ended). The events before a
  * failure (a gap, a message that is not an event) are yielded before it is thrown.
@@ -62,7 +72,8 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   // (the embedded default on 2.10+) fsyncs its updates. A follow()'s stays on file: it must
   // outlive a broker restart (a memory consumer does not).
   const from = { opt_start_seq: o.start, mem_storage: !o.follow } as { opt_start_seq: number };
-  const lease = await openConsumer(rt, h, filtered ? { filter_subjects: o.tenantFilter, ...from } : from);
+  const config = filtered ? { filter_subjects: o.tenantFilter, ...from } : from;
+  let lease = await openConsumer(rt, h, config);
   let messages: ConsumerMessages | undefined;
   let batches: MessageBatches<JsMsg> | undefined;
   let watch: ConsumerWatch | undefined;
@@ -73,7 +84,16 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
   const decode = decodeDelivered<T>({ namespace: rt.namespace, topic: rt.options.id, incarnation: h.incarnation });
   try {
     if (signal?.aborted) return undefined;
-    const ci = await lease.consumer.info(true);
+    let ci = await lease.consumer.info(true);
+    // nats-server places an R1 consumer on a random replica. Off the leader, a tenant read has
+    // the leader confirm every jump (one get per event); a few more creations to land on the
+    // leader cost less (each about a request's time). The last one stays where it lands.
+    for (let tries = 1; o.preferLeader && o.confirm && filtered && o.leader !== undefined && ci.cluster?.leader !== o.leader && tries < PLACEMENT_TRIES; tries++) {
+      void lease.release();
+      if (signal?.aborted) return undefined;
+      lease = await openConsumer(rt, h, config);
+      ci = await lease.consumer.info(true);
+    }
     const onLeader = o.leader !== undefined && ci.cluster?.leader === o.leader;
     let idle = false;
     let waiting = false;
@@ -122,15 +142,33 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
           p = seq;
         }
       }
+      // Off the leader, a tenant read's jumps are confirmed by the leader, a batch at a time:
+      // the replica may have lost sequences (issue 29), which must not be skipped silently.
+      let contradicted = -1;
+      if (filtered && !onLeader && o.confirm) {
+        const seqs: number[] = [];
+        for (const m of batch) {
+          if (m.seq > o.last) break;
+          seqs.push(m.seq);
+        }
+        contradicted = await o.confirm(prev ?? o.start - 1, seqs);
+        if (signal?.aborted) return undefined;
+      }
       const events: TidemarkEvent<T>[] = [];
       let stop = false;
       let failure: unknown;
       let missing: PassEnd["missing"];
-      for (const m of batch) {
+      for (let i = 0; i < batch.length; i++) {
+        const m = batch[i]!;
         // Read once: `seq` and `info` are getters over the parsed reply subject.
         const info = m.info;
         const seq = info.streamSequence;
         if (seq > o.last) {
+          stop = true;
+          break;
+        }
+        if (i === contradicted) {
+          missing = { next: seq };
           stop = true;
           break;
         }
@@ -141,8 +179,9 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
             // only when the window starts past it. Tidemark never deletes inside the window, so
             // otherwise the consumer's replica is missing events the stream still has (a store
             // damaged while its node was down): never skipped silently, read on elsewhere. A
-            // tenant read cannot tell its jumps from other tenants' events, except on a leader
-            // whose window shows deleted sequences: a jump over one of them is read on elsewhere.
+            // tenant read cannot tell its jumps from other tenants' events: off the leader, the
+            // leader confirms them (above); on a leader whose window shows deleted sequences, a
+            // jump over one of them is read on elsewhere.
             if (seq !== prev + 1 && !filtered) first = await o.firstRetained();
             if (seq !== prev + 1 && first! > prev + 1) throw o.gap(prev, first!, "retention overtook the reader");
             if (seq !== prev + 1 && (!filtered || (o.holey() && onLeader && (await o.holeWithin(prev, seq))))) {

@@ -34,6 +34,8 @@ export interface DirectRead {
   /** Are sequences in (from, to) deleted inside the window (a damaged store; after firstRetained)? */
   holeWithin(from: number, to: number): Promise<boolean>;
   gap(requested: number, first: number, why: string): RetentionGapError;
+  /** A tenant read of a replicated stream: read every sequence of the range, keep the tenant's. */
+  everySequence?: boolean;
 }
 
 /** True when a finite replay of [start, last] on a stream with `allow_direct` reads with direct gets. */
@@ -77,13 +79,13 @@ interface Fetched {
   reached: number | undefined;
 }
 
-async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead): Promise<Fetched> {
+async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead, every: boolean): Promise<Fetched> {
   if (h.batchDirectGet !== true) return fetchEach(rt, h, r);
   const out: StoredMsg[] = [];
   const done = (): Fetched => ({ msgs: out, reached: out.at(-1)?.seq });
   try {
     const batch = r.last - r.start + 1;
-    const it = await h.jsm.direct.getBatch(rt.streamName, { seq: r.start, batch, ...(r.tenantFilter ? { next_by_subj: r.tenantFilter } : {}) });
+    const it = await h.jsm.direct.getBatch(rt.streamName, { seq: r.start, batch, ...(r.tenantFilter && !every ? { next_by_subj: r.tenantFilter } : {}) });
     for await (const m of it) if (m.seq <= r.last) out.push(m);
   } catch (err) {
     // Nothing at or after `start` (for this tenant): an empty read, not an error.
@@ -102,8 +104,13 @@ export interface DirectEnd {
 }
 
 export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: DirectRead): AsyncGenerator<TidemarkEvent<T>[], DirectEnd | undefined> {
-  const { msgs, reached } = await fetch(rt, h, r);
   const filtered = r.tenantFilter !== undefined;
+  // A tenant read of a replicated stream reads every sequence of its (short) range and keeps
+  // its tenant's: a batched get with next_by_subj, answered by a replica that lost sequences,
+  // would skip them unseen. Then a jump is a whole-topic jump. One get per sequence (older
+  // servers) needs none of it: a replica lacking one answers "no message", ending the run there.
+  const every = !filtered || (h.batchDirectGet === true && r.everySequence === true);
+  const { msgs, reached } = await fetch(rt, h, r, every);
   // A tenant read skips other tenants' sequences: one window check covers every jump of the
   // batch (removal only moves the front forward, so the earliest jump decides).
   let jumped = false;
@@ -122,12 +129,12 @@ export async function* readDirect<T>(rt: TopicRuntime, h: TopicHandles, r: Direc
       }
       // A whole-topic read's jump inside the retained window: the answering replica lacks
       // events the stream still has (consumer-read.ts). Stop here; the reader reads on.
-      if (prev !== undefined && m.seq !== prev + 1 && (!filtered || (r.holey() && (await r.holeWithin(prev, m.seq))))) {
+      if (prev !== undefined && m.seq !== prev + 1 && (every || (r.holey() && (await r.holeWithin(prev, m.seq))))) {
         missing = { next: m.seq };
         break;
       }
       prev = m.seq;
-      events.push(rt.toEvent<T>(m));
+      if (!filtered || m.subject === r.tenantFilter) events.push(rt.toEvent<T>(m));
     }
   } catch (err) {
     failed = true;

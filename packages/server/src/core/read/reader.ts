@@ -13,6 +13,9 @@
  *   request checks a whole batch (removal only moves the front forward, so the earliest jump
  *   in the batch decides). When that window shows deleted sequences inside it (a damaged store
  *   leading the stream), a jump over one of them is read on elsewhere like a whole-topic jump.
+ *   On a replicated stream a follower's store may have lost events unseen: the consumer is
+ *   placed on the leader if a few creations get it there, otherwise the leader confirms each
+ *   jump (confirm-run.ts); a short direct read reads every sequence of its range.
  * - A finite read ends at the head it captured (or `until`), never short of it: a consumer or a
  *   direct get answered by a replica that is behind the leader reports nothing more below it.
  *   So where a pass stops below `last` is settled against the leader (`settled`): a retention
@@ -24,6 +27,7 @@ import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
 import { BatchedEvents } from "./batched-events.js";
 import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
+import { confirmTenantRun } from "./confirm-run.js";
 import { isNoMessageFound } from "../errors.js";
 import type { TopicRuntime } from "../runtime.js";
 import { assertNotPastHead } from "./past-head.js";
@@ -153,21 +157,27 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   // A single replica is the stream: what it holds needs no leader to confirm it.
   const single = (info.config.num_replicas ?? 1) <= 1;
   const leader = info.cluster?.leader;
+  // A tenant read of a replicated stream has the leader confirm jumps a replica showed it.
+  const confirm = tenantFilter !== undefined && !single ? (from: number, seqs: readonly number[]) => confirmTenantRun(rt, h, tenantFilter, from, seqs) : undefined;
 
   let prev = after;
   if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
-    const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, holey, holeWithin, gap: gapOf });
+    const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, holey, holeWithin, gap: gapOf, everySequence: !single });
     // Not even a single replica's answer is the stream's: a mirror with mirror_direct may answer.
     if (end === undefined || (!end.missing && (await settled(end.prev, end.reached, false)))) return;
     prev = end.prev;
   }
   let deadline = Date.now() + SHORT_READ_RETRY_MS;
+  // A tenant read prefers a consumer on the leader, until the leader's own store is the one
+  // missing events (a damaged node that leads): then any replica, to find a whole one.
+  let preferLeader = true;
   for (let attempt = 0; ; attempt++) {
-    const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal };
+    const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal, preferLeader };
     // yield* hands a `return()` (a break) on to the pass, which releases its consumer.
-    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, holey, holeWithin, gap: gapOf });
+    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, holey, holeWithin, gap: gapOf, confirm });
     if (end === undefined || signal?.aborted) return;
     if (end.missing) {
+      if (end.onLeader) preferLeader = false;
       // The consumer's replica lacks retained events after end.prev: a fresh consumer may be
       // placed on a whole replica. Progress (a follow reading on) starts the deadline again.
       if (end.prev !== prev) deadline = Date.now() + SHORT_READ_RETRY_MS;
@@ -177,6 +187,8 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
       continue;
     }
     if (await settled(end.prev, end.prev, !end.idle && (single || end.onLeader))) return;
+    // Not settled on a leader that lost events of its own: the rest may be on another replica.
+    if (end.onLeader && holey()) preferLeader = false;
     const stoppedAt = end.prev ?? start - 1;
     if (Date.now() >= deadline) {
       throw new BrokerUnavailableError(
@@ -199,10 +211,13 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
     if (prev !== undefined && f > prev + 1) throw gap(rt, prev, f, "retention removed events past the cursor");
     if (f > last) return true;
     if (tenantFilter === undefined) return false;
+    const from = Math.max(prev === undefined ? start : prev + 1, f);
+    // A leader whose own store lost events (deleted sequences inside its window) cannot say the
+    // tenant has nothing more in them: read on, through a consumer that may sit on a whole replica.
+    if (holey() && (await holeWithin(from - 1, last + 1))) return false;
     if (authoritative) return true;
     // A tenant's read stops below `last` whenever its newest event is older: ask the leader
     // (a plain message get; direct gets may be answered by the replica that is behind).
-    const from = Math.max(prev === undefined ? start : prev + 1, f);
     try {
       // STREAM.MSG.GET takes next_by_subj (nats-server 2.9+); nats.js types only seq/last_by_subj.
       const query = { seq: from, next_by_subj: tenantFilter } as unknown as MsgRequest;
