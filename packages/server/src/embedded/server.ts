@@ -150,9 +150,9 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions = {}): Prom
     });
   } catch (err) {
     child.stdin!.end();
-    // The whole group (detached: the watchdog's own): a nats-server stuck before it listens,
-    // restoring a damaged store, ignores the watchdog's SIGTERM and was left running, growing
-    // (10 GB in two minutes on 2.15.1; docs/reliability.md).
+    // The whole group (detached: the watchdog's own), at once: a nats-server stuck restoring a
+    // damaged store grows fast (10 GB in two minutes on 2.15.1), and its exit on the watchdog's
+    // SIGTERM then took tens of seconds (docs/reliability.md).
     try {
       process.kill(-child.pid!, "SIGKILL");
     } catch {

@@ -17,15 +17,23 @@ import type { TopicHandles, TopicRuntime } from "../runtime.js";
 export async function confirmTenantRun(rt: TopicRuntime, h: TopicHandles, subject: string, from: number, seqs: readonly number[]): Promise<number> {
   const answers = seqs.map((seq, i) => {
     const p = i === 0 ? from : seqs[i - 1]!;
-    if (seq === p + 1) return seq;
-    // STREAM.MSG.GET takes next_by_subj (nats-server 2.9+); nats.js types only seq/last_by_subj.
-    const query = { seq: p + 1, next_by_subj: subject } as unknown as MsgRequest;
-    return h.jsm.streams.getMessage(rt.streamName, query).then(
-      // Nothing at or after p + 1 on the leader (retention took it meanwhile): nothing skipped.
-      (m) => m?.seq ?? Number.POSITIVE_INFINITY,
-      (err: unknown) => (isNoMessageFound(err) ? Number.POSITIVE_INFINITY : Promise.reject(rt.mapError(err))),
-    );
+    return seq === p + 1 ? seq : leaderNext(rt, h, subject, p + 1);
   });
   const seen = await Promise.all(answers);
   return seen.findIndex((q, i) => q < seqs[i]!);
+}
+
+/**
+ * The sequence of the stream leader's next event of `subject` at or after `from`, or Infinity
+ * when it holds none (a plain message get: direct gets may be answered by any replica).
+ */
+export async function leaderNext(rt: TopicRuntime, h: TopicHandles, subject: string, from: number): Promise<number> {
+  // STREAM.MSG.GET takes next_by_subj (nats-server 2.9+); nats.js types only seq/last_by_subj.
+  const query = { seq: from, next_by_subj: subject } as unknown as MsgRequest;
+  try {
+    return (await h.jsm.streams.getMessage(rt.streamName, query))?.seq ?? Number.POSITIVE_INFINITY;
+  } catch (err) {
+    if (isNoMessageFound(err)) return Number.POSITIVE_INFINITY;
+    throw rt.mapError(err);
+  }
 }

@@ -23,12 +23,11 @@
  *   any replica again), until the deadline, then BrokerUnavailableError.
  */
 import { backoffCeiling, BrokerUnavailableError, CursorMismatchError, RetentionGapError, type TidemarkEvent } from "@tidemark/shared";
-import type { MsgRequest, StreamInfo } from "@nats-io/jetstream";
+import type { StreamInfo } from "@nats-io/jetstream";
 import { BatchedEvents } from "./batched-events.js";
 import { consumerPass } from "./consumer-read.js";
 import { readDirect, useDirectRead } from "./direct-read.js";
-import { confirmTenantRun } from "./confirm-run.js";
-import { isNoMessageFound } from "../errors.js";
+import { confirmTenantRun, leaderNext } from "./confirm-run.js";
 import type { TopicRuntime } from "../runtime.js";
 import { assertNotPastHead } from "./past-head.js";
 import { parseDeclaration } from "../resources/streams.js";
@@ -217,15 +216,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
     if (holey() && (await holeWithin(from - 1, last + 1))) return false;
     if (authoritative) return true;
     // A tenant's read stops below `last` whenever its newest event is older: ask the leader
-    // (a plain message get; direct gets may be answered by the replica that is behind).
-    try {
-      // STREAM.MSG.GET takes next_by_subj (nats-server 2.9+); nats.js types only seq/last_by_subj.
-      const query = { seq: from, next_by_subj: tenantFilter } as unknown as MsgRequest;
-      const next = await h.jsm.streams.getMessage(rt.streamName, query);
-      return next === null || next.seq > last;
-    } catch (err) {
-      if (isNoMessageFound(err)) return true;
-      throw rt.mapError(err);
-    }
+    // (a direct get may be answered by the replica that is behind).
+    return (await leaderNext(rt, h, tenantFilter, from)) > last;
   }
 }
