@@ -8,9 +8,11 @@
 //
 // N (3000), SETTLE (30 s: every connection has had its first ping), WINDOW (60 s), HB (the
 // load's idea of the heartbeat; the bridge keeps its default unless SET_HB=1), DIST (dist),
-// MODE (new|old), PROF=1 (--cpu-prof of the bridge; the profile's directory is printed).
+// MODE (new|old), PROF=1 (--cpu-prof of the bridge; the profile's directory is printed),
+// NODE_ARGS (more flags for the bridge's node, e.g. "--trace-gc"; its stdout is then kept in
+// the printed directory as bridge.out).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +28,8 @@ const WINDOW = env("WINDOW", 60);
 const DIST = process.env.DIST ?? "dist";
 const MODE = process.env.MODE ?? "new";
 const PROF = process.env.PROF === "1";
+const NODE_ARGS = (process.env.NODE_ARGS ?? "").split(" ").filter(Boolean);
+const KEEP = PROF || NODE_ARGS.length > 0;
 const natsServer = process.env.TIDEMARK_NATS_SERVER ?? (existsSync(join(root, ".tools/bin/nats-server")) ? join(root, ".tools/bin/nats-server") : "nats-server");
 
 const freePort = () =>
@@ -51,7 +55,8 @@ const heartbeat = process.env.SET_HB === "1" ? `heartbeatMs: ${HB}, ` : "";
 writeFileSync(config, `export default { namespace: "idle", topics: [{ id: "inbox", authorize: (p, r) => r.tenantId === p.id }], authenticate: (t) => ({ id: t }), ${heartbeat}logLevel: "warn" };`);
 const port = await freePort();
 const cli = join(root, "packages/server", DIST, "cli/main.js");
-const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port)], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
+const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...NODE_ARGS, cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port)], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
+if (KEEP) bridge.stdout.pipe(createWriteStream(join(dir, "bridge.out")));
 await new Promise((resolve) => bridge.stdout.on("data", (d) => String(d).includes('"listening"') && resolve()));
 const rss0 = rss(bridge.pid);
 const load = spawn(process.execPath, [fileURLToPath(new URL("./load.mjs", import.meta.url)), `ws://127.0.0.1:${port}/ws`, String(N)], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, HB: String(HB), MODE } });
@@ -79,5 +84,5 @@ bridge.kill("SIGINT");
 await sleep(3000);
 bridge.kill("SIGKILL");
 nats.kill("SIGKILL");
-if (PROF) console.log(`profile in ${dir}`);
+if (KEEP) console.log(`profile and output in ${dir}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -11,17 +11,15 @@ import {
   LimitName,
   ProtocolError,
   SERVER_SILENT_BEATS,
-  SubscriptionMode,
-  assertTenantId,
   toErrorPayload,
   utf8Length,
   type ClientFrame,
-  type MarkReadFrame,
   type SubscribeFrame,
 } from "@tidemark/shared";
-import { ReadFollow } from "./read-follow.js";
+import { followRead, markRead, type ReadFramesHost } from "./read-frames.js";
 import type { ExposedTopic } from "./options.js";
-import { grants, refusal } from "./grant.js";
+import { grants, refusal as grantRefusal } from "./grant.js";
+import { subscribeRefusal } from "./subscribe-check.js";
 import { encode, parseClientFrame } from "./frames.js";
 import { Subscription, type SubscriptionSink } from "./subscription.js";
 import { Session, type SessionHost } from "./session.js";
@@ -35,8 +33,12 @@ import type { WaitingPlace } from "./unauthenticated.js";
 /** Frames a connection may have waiting to be handled before it is closed as a protocol error. */
 const MAX_IN_FLIGHT = 256;
 
-const PING = encode({ type: "ping" });
 const PONG = encode({ type: "pong" });
+/**
+ * The ping every idle connection gets each heartbeat: one frame for all of them, framed once
+ * (its wire bytes are cached on it by the Node adapter) and written to each socket as is.
+ */
+const PING: FrameText = { text: encode({ type: "ping" }) };
 
 /** The queue of an idle connection: one settled promise for all (most sockets are idle). */
 const IDLE: Promise<void> = Promise.resolve();
@@ -45,7 +47,7 @@ let nextConnection = 0;
 const processTag = Math.random().toString(36).slice(2, 8);
 
 /** @internal */
-export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost, OutboundHost {
+export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost, OutboundHost, ReadFramesHost {
   /** A number, its id made when asked (logs, welcome): a string per socket costs ~32 bytes. */
   readonly #number = nextConnection++;
   readonly context: BridgeContext<P>;
@@ -145,6 +147,11 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     this.#out.protocolError(err);
   }
 
+  /** Sends an `error` frame answering request `id` (the connection stays open). */
+  requestError(code: ErrorCode, message: string, id: string, extra: { limit?: LimitName; retryAfterMs?: number; ref?: string }): void {
+    this.#out.error(code, message, id, extra);
+  }
+
   /** Runs `authenticate` again on the token (server-side revocation check). */
   reauthenticate(): Promise<void> {
     return this.#session.reauthenticate();
@@ -165,7 +172,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     if (now - this.#lastSeen > SERVER_SILENT_BEATS * heartbeatMs) this.close(CloseCode.Timeout, "no heartbeat");
     else if (now >= this.#nextPingAt) {
       this.#nextPingAt = now + heartbeatMs;
-      this.send(PING);
+      this.#out.beat(PING);
     }
   }
 
@@ -235,7 +242,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
       case "refresh":
         return this.#session.refresh(frame);
       case "mark_read":
-        return this.#markRead(frame);
+        return markRead(this, frame, this.#sub(frame.id), (this.#markReadRate ??= new TokenBucket(this.context.options.limits.markReadRatePerSecond, Date.now())));
       case "ping":
         this.send(PONG);
         return;
@@ -256,7 +263,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     }
     // A refresh that switched the principal: the read states followed are the new principal's.
     for (const sub of this.subs) {
-      if (sub.readFollow && !sub.stopped && sub.readFollow.principalKey !== this.#session.principalKey) this.#followRead(sub);
+      if (sub.readFollow && !sub.stopped && sub.readFollow.principalKey !== this.#session.principalKey) followRead(this, sub, this.#session.principalKey);
     }
   }
 
@@ -296,22 +303,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     if (!exposed || (exposed.modes && !exposed.modes.includes(mode))) {
       return refuse(ErrorCode.TopicNotFound, `topic ${JSON.stringify(topic)} is not exposed${exposed ? ` in ${mode} mode` : ""}`);
     }
-    if (tenantId !== undefined) {
-      try {
-        assertTenantId(tenantId);
-      } catch (err) {
-        return refuse(ErrorCode.InvalidArgument, (err as Error).message);
-      }
-    }
-    if (mode === "live" && cursor !== undefined) return refuse(ErrorCode.InvalidArgument, "a live subscription takes no cursor");
-    if (mode === "live" && (initial !== undefined || frame.read)) {
-      return refuse(ErrorCode.InvalidArgument, "a live subscription has no first page and no read state");
-    }
-    for (const sub of this.#subs ?? []) {
-      if (sub.topicName === topic && sub.tenantId === tenantId && sub.mode === mode) {
-        return refuse(ErrorCode.InvalidArgument, `already subscribed to this topic and tenant as ${JSON.stringify(sub.id)}`);
-      }
-    }
+    const refusal = subscribeRefusal(frame, this.#subs ?? []);
+    if (refusal) return refuse(refusal.code, refusal.message);
     let answer: unknown = false;
     for (let epoch = -1; epoch !== this.#session.authEpoch && this.state === "open"; ) {
       epoch = this.#session.authEpoch;
@@ -320,7 +313,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     if (this.state !== "open") return;
     if (!grants(answer, tenantId)) {
       this.context.log("info", "subscription forbidden", { connection: this.id, id, topic, tenantId, mode, principal: this.#session.principalKey });
-      return refuse(ErrorCode.Forbidden, refusal(answer, tenantId));
+      return refuse(ErrorCode.Forbidden, grantRefusal(answer, tenantId));
     }
     // A feed with no cursor may start before its tenant's last N events (or those since T),
     // read after authorize with the tenant filter; then it resumes from there like any cursor.
@@ -339,50 +332,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     else this.#subs = [sub];
     this.context.metrics.subscriptions[mode]++;
     this.send(encode({ type: "subscribed", id, hub: sub.hubId, mode }));
-    if (frame.read) this.#followRead(sub);
+    if (frame.read) followRead(this, sub, this.#session.principalKey);
     sub.start(start);
-  }
-
-  // ---- read state (1.4) ----
-
-  /** Follows the principal's read state of `sub` (again, after a principal switch). */
-  #followRead(sub: Subscription<P>): void {
-    const key = this.#session.principalKey;
-    if (key === undefined) return;
-    sub.readFollow?.close();
-    const handle = sub.exposed.topic.readState({ principal: key, tenantId: sub.tenantId });
-    const follow = new ReadFollow(handle, key, (read, ref) => {
-      if (!sub.stopped) this.send(encode({ type: "read_state", id: sub.id, ref, read }));
-    });
-    sub.readFollow = follow;
-    follow.start().catch((err: unknown) => {
-      this.context.log("warn", "read state unavailable", { connection: this.id, subscription: sub.id, error: String(err) });
-    });
-  }
-
-  /** `mark_read`: the connection's own principal's read state of one of its subscriptions. */
-  async #markRead(frame: MarkReadFrame): Promise<void> {
-    const { id, ref } = frame;
-    const refuse = (code: ErrorCode, message: string, extra: { limit?: LimitName; retryAfterMs?: number } = {}) => {
-      this.context.metrics.bump(this.context.metrics.rejected, extra.limit ?? code.toLowerCase());
-      this.#out.error(code, message, id, { ...extra, ref });
-    };
-    if (this.state !== "open") return refuse(ErrorCode.Unauthorized, "the token expired: send refresh first");
-    const now = Date.now();
-    const retryAfterMs = (this.#markReadRate ??= new TokenBucket(this.context.options.limits.markReadRatePerSecond, now)).take(now);
-    if (retryAfterMs > 0) return refuse(ErrorCode.LimitExceeded, "marking read too fast", { limit: LimitName.MarkReadRate, retryAfterMs });
-    const sub = this.#sub(id);
-    const follow = sub?.readFollow;
-    if (!sub || sub.mode !== SubscriptionMode.Hub || !follow) {
-      return refuse(ErrorCode.InvalidArgument, `no hub subscription ${JSON.stringify(id)} with read state (subscribe with read: true) on this connection`);
-    }
-    try {
-      const state = frame.cursor !== undefined ? await follow.handle.markRead(frame.cursor) : await follow.handle.markItemRead(frame.item!);
-      follow.tell(state, ref);
-    } catch (err) {
-      const p = toErrorPayload(err);
-      refuse(p.code, p.message, p.code === ErrorCode.LimitExceeded ? { limit: LimitName.ReadItems } : {});
-    }
   }
 
   /** Ends a subscription from the server side with an `unsubscribed` frame. */

@@ -62,6 +62,23 @@ export class Outbound implements Pausable {
     }
   }
 
+  /**
+   * A heartbeat: a shared frame sent on its own, uncorked. Like a reply it does not wait for
+   * backpressure, and a socket 4x over the bound is closed instead (it is not reading).
+   */
+  beat(frame: FrameText): void {
+    if (this.#host.closed) return;
+    if (this.#socket.bufferedAmount > 4 * this.#context.options.limits.maxBufferedBytes) {
+      this.#host.close(CloseCode.Timeout, "not reading");
+      return;
+    }
+    try {
+      this.#socket.sendFrame(frame, true);
+    } catch {
+      this.#host.close(CloseCode.InternalError, "send failed");
+    }
+  }
+
   /** Closes the socket itself (the connection has released what it held). */
   closeSocket(code: number, reason: string): void {
     try {

@@ -11,7 +11,8 @@ import type { WSContext } from "hono/ws";
  */
 export const SEND_FRAME = Symbol.for("tidemark.sendFrame");
 export interface FrameSender {
-  sendFrame(frame: FrameText): void;
+  /** `single`: the frame goes out on its own (a heartbeat), written at once rather than corked. */
+  sendFrame(frame: FrameText, single?: boolean): void;
 }
 
 /** A serialised frame; `wire` (the whole WebSocket message) is filled by a runtime that uses it. */
@@ -23,8 +24,11 @@ export interface FrameText {
 /** The runtime-neutral view of a WebSocket the bridge writes to. */
 export interface BridgeSocket {
   send(data: string): void;
-  /** Sends a shared frame (text or, where the runtime allows, its cached UTF-8 bytes). */
-  sendFrame(frame: FrameText): void;
+  /**
+   * Sends a shared frame (text or, where the runtime allows, its cached wire bytes). `single`
+   * says nothing else is likely to follow in this turn (a heartbeat): no write coalescing.
+   */
+  sendFrame(frame: FrameText, single?: boolean): void;
   close(code: number, reason: string): void;
   /** Bytes queued for sending; 0 when the runtime does not tell. */
   readonly bufferedAmount: number;
@@ -39,9 +43,9 @@ export class ContextSocket implements BridgeSocket {
   send(data: string): void {
     this.#ws.send(data);
   }
-  sendFrame(frame: FrameText): void {
+  sendFrame(frame: FrameText, single?: boolean): void {
     const fast = (this.#ws as unknown as { [SEND_FRAME]?: FrameSender })[SEND_FRAME];
-    if (fast) fast.sendFrame(frame);
+    if (fast) fast.sendFrame(frame, single);
     else this.#ws.send(frame.text);
   }
   close(code: number, reason: string): void {

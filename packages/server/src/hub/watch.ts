@@ -54,7 +54,10 @@ export class WindowWatch {
           const before = this.#fronts.get(topic);
           if (window.first !== undefined) this.#fronts.set(topic, window.first);
           const frontMoved = before !== undefined && window.first !== undefined && window.first > before;
-          for (const follower of [...byTenant.values()]) {
+          // The live Map, not a copy (a topic's hubs have a follower per tenant: one per user
+          // in a notification centre); a follower that fails here leaves it, which a Map's
+          // iterator survives.
+          for (const follower of byTenant.values()) {
             if (follower.observe(window, now, frontMoved)) this.#enqueue(() => follower.refreshWatermark(window));
           }
         })

@@ -67,7 +67,7 @@ export function handleUpgrades(
     if (answer !== undefined) {
       if ("status" in answer) refuse(socket, answer.status, answer.retryAfterSeconds);
       else if (socket.destroyed) refuse(socket, 400);
-      else wss.handleUpgrade(req, socket, head, (ws) => attach(ws, answer as WSEvents<WebSocket>));
+      else wss.handleUpgrade(req, socket, head, (ws) => attach(ws, answer as WSEvents<WebSocket>, true));
       return;
     }
     const slot: Slot = {};
@@ -84,7 +84,7 @@ export function handleUpgrades(
         refuse(socket, events ? 400 : response.status === 200 ? 400 : response.status, response.headers.get("retry-after"));
         return;
       }
-      wss.handleUpgrade(req, socket, head, (ws) => attach(ws, events));
+      wss.handleUpgrade(req, socket, head, (ws) => attach(ws, events, false));
     })();
   });
 }
@@ -96,6 +96,12 @@ const STATE = Symbol("tidemark.ws");
 interface Attached {
   events: WSEvents<WebSocket>;
   ctx: WSContext<WebSocket>;
+  /**
+   * The bridge's own route, which reads only `data` of a message event: it gets a plain
+   * `{ data }` instead of a DOM MessageEvent (whose construction was ~2 % of an idle bridge's
+   * CPU, paid at every heartbeat answer). An app's routes get the real event.
+   */
+  light: boolean;
 }
 type Tagged = WebSocket & { [STATE]: Attached };
 
@@ -130,12 +136,14 @@ class NodeSocketInit {
    * to the socket as is, past ws's per-message framing (a header buffer and two writes per send).
    * Only on an open socket without extensions: a negotiated permessage-deflate, or a closing
    * socket, goes through ws as before. ws counts the bytes in `bufferedAmount` all the same.
+   * A `single` frame (a heartbeat) is written at once unless a cork is already open: corking
+   * one write costs a tick callback and a writev for nothing, at every idle socket.
    */
-  sendFrame(frame: FrameText): void {
+  sendFrame(frame: FrameText, single?: boolean): void {
     const raw = this.raw;
     const socket = rawSocket(raw);
     if (raw.readyState !== 1 || raw.extensions !== "" || !socket || socket.destroyed) return this.send(frame.text);
-    this.#cork();
+    if (!single) this.#cork();
     socket.write((frame.wire ??= wsTextMessage(frame.text)));
   }
   #cork(): void {
@@ -162,7 +170,7 @@ class NodeSocketInit {
 type WithReceiver = { _receiver?: { _mask?: unknown } };
 
 function onWsMessage(this: Tagged, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-  const { events, ctx } = this[STATE];
+  const { events, ctx, light } = this[STATE];
   // ws keeps the last frame's 4-byte mask until the next frame, as a view that holds the whole
   // chunk it was read in (~300 bytes per idle socket once its client sent hello and subscribe);
   // the frame is unmasked by now, and the next frame reads its own mask.
@@ -170,7 +178,7 @@ function onWsMessage(this: Tagged, data: Buffer | ArrayBuffer | Buffer[], isBina
   if (receiver) receiver._mask = undefined;
   const buf = data as Buffer;
   const payload = isBinary ? (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer) : data.toString();
-  events.onMessage?.(new MessageEvent("message", { data: payload }), ctx);
+  events.onMessage?.(light ? ({ data: payload } as MessageEvent) : new MessageEvent("message", { data: payload }), ctx);
 }
 
 function onWsClose(this: Tagged, code: number, reason: Buffer): void {
@@ -186,11 +194,11 @@ function onWsError(this: Tagged): void {
   events.onError?.(new Event("error"), ctx);
 }
 
-function attach(ws: WebSocket, events: WSEvents<WebSocket>): void {
+function attach(ws: WebSocket, events: WSEvents<WebSocket>, light: boolean): void {
   const init = new NodeSocketInit(ws);
   const ctx = new WSContext<WebSocket>(init);
   (ctx as unknown as { [SEND_FRAME]: NodeSocketInit })[SEND_FRAME] = init;
-  (ws as Tagged)[STATE] = { events, ctx };
+  (ws as Tagged)[STATE] = { events, ctx, light };
   events.onOpen?.(new Event("open"), ctx);
   ws.on("message", onWsMessage as (this: WebSocket, ...args: unknown[]) => void);
   ws.on("close", onWsClose as (this: WebSocket, ...args: unknown[]) => void);
