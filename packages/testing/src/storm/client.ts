@@ -59,6 +59,8 @@ export class StormClient {
   readyAt = 0;
   /** `reset`, `error` and coded `unsubscribed` frames (should stay empty). */
   readonly troubles: Frame[] = [];
+  /** `reset`, `error` and `unsubscribed` frames counted by `type:code` (`reset`: `reset:<reason>`). */
+  readonly troubleKinds = new Map<string, number>();
   #ws: WebSocket | undefined;
   #attempt = 0;
   #retryAfterMs: number | undefined;
@@ -167,7 +169,9 @@ export class StormClient {
       case "reset":
       case "error":
       case "unsubscribed": {
-        this.troubles.push(f);
+        if (this.troubles.length < 20) this.troubles.push(f);
+        const kind = `${f.type}:${String(f.code ?? f.reason ?? "-")}`;
+        this.troubleKinds.set(kind, (this.troubleKinds.get(kind) ?? 0) + 1);
         const s = this.subs.find((x) => x.id === f.id);
         if (f.type !== "reset" && s && f.code !== "FORBIDDEN" && f.code !== "UNAUTHORIZED") {
           // The subscription ended on the server (broker trouble): subscribe again from the cursor.

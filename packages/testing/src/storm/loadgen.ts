@@ -57,6 +57,7 @@ function status(bridges: number): LoadStatus {
   let drains = 0;
   let troubles = 0;
   const closeCodes: Record<string, number> = {};
+  const troubleKinds: Record<string, number> = {};
   for (const c of clients) {
     if (c.ready) {
       ready++;
@@ -65,10 +66,13 @@ function status(bridges: number): LoadStatus {
     }
     reconnects += c.reconnects;
     drains += c.drains;
-    troubles += c.troubles.length;
+    for (const [kind, n] of c.troubleKinds) {
+      troubleKinds[kind] = (troubleKinds[kind] ?? 0) + n;
+      troubles += n;
+    }
     for (const [code, n] of c.closeCodes) closeCodes[code] = (closeCodes[code] ?? 0) + n;
   }
-  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, closeCodes };
+  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, troubleKinds, closeCodes };
 }
 
 function account(expected: Expected): StormAccount {
@@ -85,10 +89,8 @@ function account(expected: Expected): StormAccount {
       for (const q of want) if (!seen.has(q)) a.lost++;
       for (const q of seen) if (!wanted.has(q)) a.unexpected++;
     }
-    for (const t of c.troubles) {
-      if (t.type === "reset") a.resets++;
-      if (a.troubles.length < 5) a.troubles.push(t);
-    }
+    for (const [kind, n] of c.troubleKinds) if (kind.startsWith("reset:")) a.resets += n;
+    for (const t of c.troubles) if (a.troubles.length < 5) a.troubles.push(t);
   }
   return a;
 }
