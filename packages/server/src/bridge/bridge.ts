@@ -23,6 +23,7 @@ import { addOperationsRoutes } from "./routes.js";
 import type { HubSource } from "./types.js";
 import { startTicker } from "./ticker.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
+import { StallClock } from "./stall.js";
 import { addWebSocketRoute, WS_ROUTE } from "./ws-route.js";
 
 /** A running bridge: its Hono app and its operations. */
@@ -77,6 +78,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const frames = new EventFrames();
   const metrics = new BridgeMetrics(options.meters);
   const hubIds = new HubIds();
+  const clock = new StallClock();
   const context: BridgeContext<P> = {
     options,
     metrics,
@@ -84,10 +86,11 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     hubIds,
     hubOf,
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
-    unauthenticated: new UnauthenticatedCount(limits),
+    unauthenticated: new UnauthenticatedCount(limits, () => clock.now()),
     connections: new Set(),
     backpressure: new BackpressurePoller(),
     log,
+    clock,
     warnOnce(key, msg) {
       if (warned.has(key)) return;
       warned.add(key);
@@ -105,6 +108,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     draining: context.draining,
     jetstreamConsumers: sync?.stats().consumers ?? 0,
     unauthenticated: context.unauthenticated.size,
+    loopStalledSeconds: clock.stalledMs / 1000,
   });
   const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).

@@ -16,6 +16,8 @@ export interface BridgeExtra {
   draining: boolean;
   unauthenticated: number;
   jetstreamConsumers: number;
+  /** Time the bridge's event loop was seen stalled (stall.ts), in seconds. */
+  loopStalledSeconds?: number;
   memory?: ProcessMemory;
 }
 
@@ -107,6 +109,7 @@ export class BridgeMetrics {
         tidemark_bridge_backpressure_pauses: this.backpressurePauses,
         tidemark_bridge_replays: this.replays,
         tidemark_bridge_subscription_retries: this.subscriptionRetries,
+        tidemark_bridge_event_loop_stalled_seconds: extra.loopStalledSeconds ?? 0,
       },
       labelledCounters: {
         tidemark_bridge_resets: ["reason", this.resets],
@@ -138,6 +141,7 @@ export class BridgeMetrics {
     metric("tidemark_bridge_backpressure_pauses_total", "counter", "Times a connection was paused for a full send buffer.", [["", this.backpressurePauses]]);
     metric("tidemark_bridge_replays_total", "counter", "Catch-up replays started by subscriptions behind the hub window.", [["", this.replays]]);
     metric("tidemark_bridge_subscription_retries_total", "counter", "Hub subscriptions resumed after broker trouble.", [["", this.subscriptionRetries]]);
+    metric("tidemark_bridge_event_loop_stalled_seconds_total", "counter", "Time the event loop did not turn (ticks late by over 100 ms), not counted against clients' deadlines.", [["", extra.loopStalledSeconds ?? 0]]);
     metric("tidemark_bridge_resets_total", "counter", "Reset frames sent, by reason.", labelled("reason", this.resets));
     metric("tidemark_bridge_rejected_total", "counter", "Refused upgrades, subscriptions and connections, by reason.", labelled("reason", this.rejected));
     metric("tidemark_bridge_errors_total", "counter", "Error frames sent, by code.", labelled("code", this.errors));

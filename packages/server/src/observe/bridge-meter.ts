@@ -30,6 +30,7 @@ const COUNTERS: Record<string, string> = {
   tidemark_bridge_backpressure_pauses: "Times a connection was paused for a full send buffer.",
   tidemark_bridge_replays: "Catch-up replays started by subscriptions behind the hub window.",
   tidemark_bridge_subscription_retries: "Hub subscriptions resumed after broker trouble.",
+  tidemark_bridge_event_loop_stalled_seconds: "Time the event loop did not turn (ticks late by over 100 ms), not counted against clients' deadlines.",
   tidemark_bridge_resets: "Reset frames sent, by reason.",
   tidemark_bridge_rejected: "Refused upgrades, subscriptions and connections, by reason.",
   tidemark_bridge_errors: "Error frames sent, by code.",
