@@ -172,7 +172,7 @@ async function bridgeCounters(urls: string[]): Promise<Record<string, number>> {
   for (const url of urls) {
     const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => "");
     for (const line of text.split("\n")) {
-      const m = /^(tidemark_bridge_(?:rejected|resets|errors|replays|subscription_retries)_total(?:\{[^}]*\})?) (\d+)/.exec(line);
+      const m = /^(tidemark_bridge_(?:rejected|resets|errors|replays|subscription_retries|event_loop_stalled_seconds)_total(?:\{[^}]*\})?) ([\d.e+-]+)/.exec(line);
       if (m && Number(m[2]) > 0) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
     }
   }
@@ -204,6 +204,7 @@ async function runFaults(fleet: BridgeFleet, load: StormLoad, monitorUrl: string
     } else throw new Error(`unknown fault ${fault} (kill-one, kill-all, drain)`);
     const after = await load.status();
     out.push({ fault, resumedMs, bridgesBackMs, reconnects: after.reconnects - before.reconnects, drains: after.drains - before.drains });
+    console.log(`clients resumed after ${fault}, per load generator (ms: p50/p90/max of open -> welcome, welcome -> ready): ${JSON.stringify(await load.phases(at))}`);
     console.log(`bridges' counters after ${fault}: ${JSON.stringify(await bridgeCounters(fleet.procs.map((b) => b.url)))}`);
     console.log(`fault ${JSON.stringify(out.at(-1))}; troubles so far ${JSON.stringify(after.troubleKinds)}, close codes ${JSON.stringify(after.closeCodes)}`);
     await sleep(3_000);

@@ -57,6 +57,9 @@ export class StormClient {
   drains = 0;
   /** When every subscription was last caught up on the current socket (ms since the epoch); 0 while not. */
   readyAt = 0;
+  /** When the current socket was opened (connect() called) and welcomed (ms since the epoch; 0: not yet). */
+  connectAt = 0;
+  welcomeAt = 0;
   /** `reset`, `error` and coded `unsubscribed` frames (should stay empty). */
   readonly troubles: Frame[] = [];
   /** `reset`, `error` and `unsubscribed` frames counted by `type:code` (`reset`: `reset:<reason>`). */
@@ -86,6 +89,8 @@ export class StormClient {
     const ws = new WebSocket(url, { perMessageDeflate: false, localAddress: o.localAddress });
     this.#ws = ws;
     this.readyAt = 0;
+    this.connectAt = Date.now();
+    this.welcomeAt = 0;
     for (const s of this.subs) {
       s.caughtUp = false;
       s.hub = o.kind === "ws" ? s.tenantId : undefined;
@@ -131,6 +136,7 @@ export class StormClient {
   #onFrame(ws: WebSocket, f: Frame): void {
     switch (f.type) {
       case "welcome":
+        this.welcomeAt = Date.now();
         this.#attempt = 0;
         for (const s of this.subs) this.#subscribe(ws, s);
         return;

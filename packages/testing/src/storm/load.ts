@@ -138,6 +138,11 @@ export class StormLoad {
     };
   }
 
+  /** Per load generator: how many clients are ready on a socket opened after `since`, and p50/p90/max ms of open -> welcome and welcome -> ready. */
+  async phases(since: number): Promise<{ n: number; welcome: number[]; ready: number[] }[]> {
+    return Promise.all(this.#procs.map((p) => p.ask<{ n: number; welcome: number[]; ready: number[] }>({ cmd: "phases", since }, "phases")));
+  }
+
   /** Starts (`on`) or stops recording latency; returns what was recorded since the last call, as sparse [ms, count]. */
   async latency(on: boolean): Promise<[number, number][]> {
     const rs = await Promise.all(this.#procs.map((p) => p.ask<{ sparse: [number, number][] }>({ cmd: "latency", on }, "latency")));

@@ -75,6 +75,22 @@ function status(bridges: number): LoadStatus {
   return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, troubleKinds, closeCodes };
 }
 
+/** p50/p90/max (ms) of open -> welcome and welcome -> ready of the clients ready now whose socket opened after `since`. */
+function phases(since: number): { n: number; welcome: number[]; ready: number[] } {
+  const welcome: number[] = [];
+  const ready: number[] = [];
+  for (const c of clients) {
+    if (!c.ready || c.connectAt < since || c.welcomeAt === 0) continue;
+    welcome.push(c.welcomeAt - c.connectAt);
+    ready.push(c.readyAt - c.welcomeAt);
+  }
+  const q = (xs: number[]) => {
+    xs.sort((a, b) => a - b);
+    return [0.5, 0.9, 1].map((p) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? Number.NaN);
+  };
+  return { n: welcome.length, welcome: q(welcome), ready: q(ready) };
+}
+
 function account(expected: Expected): StormAccount {
   const a: StormAccount = { expected: 0, delivered: 0, lost: 0, doubled: 0, unexpected: 0, outOfOrder: 0, resets: 0, troubles: [] };
   for (const c of clients) {
@@ -114,6 +130,9 @@ async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promis
       send({ cmd: "latency", sparse });
       return;
     }
+    case "phases":
+      send({ cmd: "phases", ...phases(msg.since as number) });
+      return;
     case "account":
       send({ cmd: "account", ...account(msg.expected as Expected) });
       return;
