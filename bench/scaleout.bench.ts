@@ -127,6 +127,8 @@ interface FaultFigure {
 interface Probe {
   monitorUrl: string | undefined;
   pids: () => number[];
+  /** The bridges' base URLs (their /metrics). */
+  urls?: () => string[];
 }
 
 /** JetStream API requests and errors so far (nats-server `/jsz`). */
@@ -151,7 +153,9 @@ async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge
         if (probe) {
           const api = await jsApi(probe.monitorUrl);
           const cpu = sum(probe.pids(), cpuSeconds);
-          extraInfo = ` js api +${api.total - api0!.total} (errors +${api.errors - api0!.errors}), bridges cpu ${((cpu - cpu0) / dt).toFixed(2)} cores`;
+          const counters = probe.urls ? await bridgeCounters(probe.urls()) : {};
+          const short = Object.fromEntries(Object.entries(counters).map(([k, v]) => [k.replace(/^tidemark_|_total/g, ""), Math.round(v * 10) / 10]));
+          extraInfo = ` js api +${api.total - api0!.total} (errors +${api.errors - api0!.errors}), bridges cpu ${((cpu - cpu0) / dt).toFixed(2)} cores, ${JSON.stringify(short)}`;
           api0 = api;
           cpu0 = cpu;
         }
@@ -172,7 +176,7 @@ async function bridgeCounters(urls: string[]): Promise<Record<string, number>> {
   for (const url of urls) {
     const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => "");
     for (const line of text.split("\n")) {
-      const m = /^(tidemark_bridge_(?:rejected|resets|errors|replays|subscription_retries|event_loop_stalled_seconds)_total(?:\{[^}]*\})?) ([\d.e+-]+)/.exec(line);
+      const m = /^(tidemark_(?:bridge_(?:rejected|resets|errors|replays|subscription_retries|event_loop_stalled_seconds)|hub_(?:covered|cover_reads|cover_read_seconds|fallbacks|subscriber_replays))_total(?:\{[^}]*\})?) ([\d.e+-]+)/.exec(line);
       if (m && Number(m[2]) > 0) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
     }
   }
@@ -181,7 +185,7 @@ async function bridgeCounters(urls: string[]): Promise<Record<string, number>> {
 
 async function runFaults(fleet: BridgeFleet, load: StormLoad, monitorUrl: string | undefined): Promise<FaultFigure[]> {
   const out: FaultFigure[] = [];
-  const probe: Probe = { monitorUrl, pids: () => fleet.pids };
+  const probe: Probe = { monitorUrl, pids: () => fleet.pids, urls: () => fleet.procs.map((b) => b.url) };
   for (const fault of FAULTS) {
     const before = await load.status();
     const at = Date.now();

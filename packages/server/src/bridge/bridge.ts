@@ -25,6 +25,12 @@ import { startTicker } from "./ticker.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
 import { StallClock } from "./stall.js";
 import { addWebSocketRoute, WS_ROUTE } from "./ws-route.js";
+import type { HubStats } from "../hub/stats.js";
+
+/** The hub registry's catch-up counts, as `/metrics` reports them. */
+function catchUps(stats: HubStats) {
+  return { covered: stats.covered, coverReads: stats.coverReads, coverSeconds: stats.coverMs / 1000, fallbacks: stats.fallbacks, subscriberReplays: stats.subscriberReplays };
+}
 
 /** A running bridge: its Hono app and its operations. */
 export interface Bridge {
@@ -109,6 +115,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     jetstreamConsumers: sync?.stats().consumers ?? 0,
     unauthenticated: context.unauthenticated.size,
     loopStalledSeconds: clock.stalledMs / 1000,
+    hubCatchUps: sync ? catchUps(hubRegistryOf(sync).stats) : undefined,
   });
   const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).
