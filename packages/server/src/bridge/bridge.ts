@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { BatchHub } from "../hub/contract.js";
+import type { Topic } from "../core/types.js";
 import { hubRegistryOf } from "../hub/feature.js";
 import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
@@ -106,6 +107,17 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   };
 
   const stopTicker = startTicker(context);
+  const warmMs = bridgeOptions.warmHubsMs ?? 0;
+  if (options.sync && warmMs > 0) {
+    const hubs = hubRegistryOf(options.sync);
+    for (const exposed of options.topics.values()) {
+      const started = Date.now();
+      hubs.warm(exposed.topic as Topic<unknown>, { holdMs: warmMs }).then(
+        () => log("info", "hub feed warmed", { topic: exposed.topic.id, ms: Date.now() - started }),
+        (err: unknown) => log("warn", "hub feed not warmed", { topic: exposed.topic.id, error: (err as Error).message }),
+      );
+    }
+  }
   const sync = options.sync;
   const extra = () => ({
     hubFollowers: sync ? hubRegistryOf(sync).followerCount : 0,
