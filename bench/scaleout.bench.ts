@@ -35,7 +35,7 @@ import {
   type StormRates,
 } from "@tidemark/testing";
 import { startBenchNats } from "./lib/nats.js";
-import { namespaceConsumers } from "./lib/monitor.js";
+import { monitorJson, namespaceConsumers } from "./lib/monitor.js";
 import { environment } from "./lib/table.js";
 import { cpuSeconds } from "./fanout/cpu.js";
 import { subjectOf } from "./fanout/shared.js";
@@ -52,6 +52,8 @@ const STEADY_MS = env("SCALEOUT_STEADY_MS", 15_000);
 /** How long a fault waits for everyone to resume before it is reported as not resumed. */
 const FAULT_TIMEOUT_MS = env("SCALEOUT_FAULT_TIMEOUT_MS", 180_000);
 const RATES: StormRates = { users: CLIENTS, groups: GROUPS, personalPerSecond: env("SCALEOUT_PERSONAL_RATE", 2_000), groupPerSecond: env("SCALEOUT_GROUP_RATE", 1_000) };
+/** Between two progress lines while a fault waits for everyone to resume. */
+const PROGRESS_MS = env("SCALEOUT_PROGRESS_MS", 10_000);
 const perProcess = Math.floor(openFilesLimit() * 0.6);
 const BRIDGES = Math.max(env("SCALEOUT_BRIDGES", 5), Math.ceil(CLIENTS / perProcess) + 1);
 const LOADGENS = Math.max(env("SCALEOUT_LOADGENS", 2), Math.ceil(CLIENTS / perProcess));
@@ -121,16 +123,43 @@ interface FaultFigure {
   drains: number;
 }
 
+/** What the progress lines add beside the clients' status: JetStream API totals, bridge CPU. */
+interface Probe {
+  monitorUrl: string | undefined;
+  pids: () => number[];
+  /** The bridges' base URLs (their /metrics). */
+  urls?: () => string[];
+}
+
+/** JetStream API requests and errors so far (nats-server `/jsz`). */
+async function jsApi(monitorUrl: string | undefined): Promise<{ total: number; errors: number }> {
+  const jsz = await monitorJson<{ api?: { total?: number; errors?: number } }>(monitorUrl, "/jsz").catch(() => ({ api: undefined }));
+  return { total: jsz.api?.total ?? Number.NaN, errors: jsz.api?.errors ?? Number.NaN };
+}
+
 /** Waits until every client is resumed, `extra` holds, and someone became ready after `since`. */
-async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge: number[]) => boolean): Promise<number> {
+async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge: number[]) => boolean, probe?: Probe): Promise<number> {
   let shown = Date.now();
+  let api0 = probe ? await jsApi(probe.monitorUrl) : undefined;
+  let cpu0 = probe ? sum(probe.pids(), cpuSeconds) : 0;
   try {
     const s = await until("every client resumed", async () => {
       const st = await load.status();
       // A stuck run says where everyone is (an overloaded machine churns: heartbeats time out).
-      if (Date.now() - shown > 10_000) {
+      if (Date.now() - shown > PROGRESS_MS) {
+        const dt = (Date.now() - shown) / 1000;
         shown = Date.now();
-        console.log(`  ${Math.round((shown - since) / 1000)} s: ${JSON.stringify(st)}`);
+        let extraInfo = "";
+        if (probe) {
+          const api = await jsApi(probe.monitorUrl);
+          const cpu = sum(probe.pids(), cpuSeconds);
+          const counters = probe.urls ? await bridgeCounters(probe.urls()) : {};
+          const short = Object.fromEntries(Object.entries(counters).map(([k, v]) => [k.replace(/^tidemark_|_total/g, ""), Math.round(v * 10) / 10]));
+          extraInfo = ` js api +${api.total - api0!.total} (errors +${api.errors - api0!.errors}), bridges cpu ${((cpu - cpu0) / dt).toFixed(2)} cores, ${JSON.stringify(short)}`;
+          api0 = api;
+          cpu0 = cpu;
+        }
+        console.log(`  ${Math.round((shown - since) / 1000)} s: ${JSON.stringify(st)}${extraInfo}`);
       }
       return st.ready === CLIENTS && st.lastReadyAt > since && extra(st.perBridge) && st;
     }, FAULT_TIMEOUT_MS, 250);
@@ -141,8 +170,22 @@ async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge
   }
 }
 
-async function runFaults(fleet: BridgeFleet, load: StormLoad): Promise<FaultFigure[]> {
+/** The bridges' rejection, reset, error and replay counters (their /metrics), summed by series. */
+async function bridgeCounters(urls: string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => "");
+    for (const line of text.split("\n")) {
+      const m = /^(tidemark_(?:bridge_(?:rejected|resets|errors|replays|subscription_retries|event_loop_stalled_seconds)|hub_(?:covered|cover_reads|cover_read_seconds|fallbacks|subscriber_replays))_total(?:\{[^}]*\})?) ([\d.e+-]+)/.exec(line);
+      if (m && Number(m[2]) > 0) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    }
+  }
+  return out;
+}
+
+async function runFaults(fleet: BridgeFleet, load: StormLoad, monitorUrl: string | undefined): Promise<FaultFigure[]> {
   const out: FaultFigure[] = [];
+  const probe: Probe = { monitorUrl, pids: () => fleet.pids, urls: () => fleet.procs.map((b) => b.url) };
   for (const fault of FAULTS) {
     const before = await load.status();
     const at = Date.now();
@@ -150,22 +193,24 @@ async function runFaults(fleet: BridgeFleet, load: StormLoad): Promise<FaultFigu
     let bridgesBackMs: number | undefined;
     if (fault === "kill-one") {
       await fleet.procs[0]!.kill();
-      resumedMs = await everyoneResumed(load, at, (pb) => pb[0] === 0);
+      resumedMs = await everyoneResumed(load, at, (pb) => pb[0] === 0, probe);
       await fleet.restart(0);
     } else if (fault === "kill-all") {
       await Promise.all(fleet.procs.map((b) => b.kill()));
       await Promise.all(fleet.procs.map((_, i) => fleet.restart(i)));
       bridgesBackMs = Date.now() - at;
-      resumedMs = await everyoneResumed(load, at, () => true);
+      resumedMs = await everyoneResumed(load, at, () => true, probe);
     } else if (fault === "drain") {
       const i = Math.min(1, fleet.procs.length - 1);
       await fleet.procs[i]!.stop();
-      resumedMs = await everyoneResumed(load, at, (pb) => pb[i] === 0);
+      resumedMs = await everyoneResumed(load, at, (pb) => pb[i] === 0, probe);
       await fleet.restart(i);
     } else throw new Error(`unknown fault ${fault} (kill-one, kill-all, drain)`);
     const after = await load.status();
     out.push({ fault, resumedMs, bridgesBackMs, reconnects: after.reconnects - before.reconnects, drains: after.drains - before.drains });
-    console.log(`fault ${JSON.stringify(out.at(-1))}`);
+    console.log(`clients resumed after ${fault}, per load generator (ms: p50/p90/max of open -> welcome, welcome -> ready): ${JSON.stringify(await load.phases(at))}`);
+    console.log(`bridges' counters after ${fault}: ${JSON.stringify(await bridgeCounters(fleet.procs.map((b) => b.url)))}`);
+    console.log(`fault ${JSON.stringify(out.at(-1))}; troubles so far ${JSON.stringify(after.troubleKinds)}, close codes ${JSON.stringify(after.closeCodes)}`);
     await sleep(3_000);
   }
   return out;
@@ -205,7 +250,7 @@ async function tidemarkSide(dir: string): Promise<TidemarkFigures> {
     await sleep(1_000);
     // JetStream consumers while events flow (ordered consumers come and go with the hubs).
     const consumers = await namespaceConsumers(monitorUrl, namespace);
-    const faults = await runFaults(fleet, load);
+    const faults = await runFaults(fleet, load, monitorUrl);
     ac.abort();
     await publishing;
     const account = await until("every client has every acknowledged event", async () => {

@@ -35,12 +35,21 @@ export class BridgeFleet {
     return this.procs.map((b) => b.pid);
   }
 
+  /**
+   * Starts bridge i again on its port. With SCALEOUT_PROFILE_DIR set, a restarted bridge runs
+   * under `node --cpu-prof` into that directory, and `close()` stops it with SIGTERM (a profile
+   * is written at exit, not on kill -9).
+   */
   async restart(i: number): Promise<void> {
-    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!));
+    const dir = process.env.SCALEOUT_PROFILE_DIR;
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []);
+    if (dir) this.#profiled.add(this.procs[i]!);
   }
 
+  readonly #profiled = new Set<BridgeProcess>();
+
   async close(): Promise<void> {
-    await Promise.all(this.procs.map((b) => b.kill()));
+    await Promise.all(this.procs.map((b) => (this.#profiled.has(b) ? b.stop() : b.kill())));
   }
 }
 

@@ -229,9 +229,12 @@ export function writeBridgeConfig(dir: string, source: string): string {
   return file;
 }
 
-/** Starts `tidemark serve --port 0 ...args`; resolves once it logs "listening". */
-export function startBridgeProcess(args: string[], env: Record<string, string> = {}): Promise<BridgeProcess> {
-  const child = spawn(process.execPath, ["--conditions=@tidemark/source", "--import", "tsx", cliMain, "serve", "--port", "0", ...args], {
+/**
+ * Starts `tidemark serve --port 0 ...args`; resolves once it logs "listening". `nodeArgs` go to
+ * node before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses).
+ */
+export function startBridgeProcess(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BridgeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, "--conditions=@tidemark/source", "--import", "tsx", cliMain, "serve", "--port", "0", ...args], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },

@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import { InvalidArgumentError, type SubscriptionMode } from "@tidemark/shared";
 import type { BatchHub } from "../hub/contract.js";
+import type { Topic } from "../core/types.js";
 import { hubRegistryOf } from "../hub/feature.js";
 import { BackpressurePoller } from "./backpressure.js";
 import type { BridgeContext } from "./context.js";
@@ -23,7 +24,14 @@ import { addOperationsRoutes } from "./routes.js";
 import type { HubSource } from "./types.js";
 import { startTicker } from "./ticker.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
+import { StallClock } from "./stall.js";
 import { addWebSocketRoute, WS_ROUTE } from "./ws-route.js";
+import type { HubStats } from "../hub/stats.js";
+
+/** The hub registry's catch-up counts, as `/metrics` reports them. */
+function catchUps(stats: HubStats) {
+  return { covered: stats.covered, coverReads: stats.coverReads, coverSeconds: stats.coverMs / 1000, fallbacks: stats.fallbacks, subscriberReplays: stats.subscriberReplays };
+}
 
 /** A running bridge: its Hono app and its operations. */
 export interface Bridge {
@@ -77,6 +85,7 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   const frames = new EventFrames();
   const metrics = new BridgeMetrics(options.meters);
   const hubIds = new HubIds();
+  const clock = new StallClock();
   const context: BridgeContext<P> = {
     options,
     metrics,
@@ -84,10 +93,11 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     hubIds,
     hubOf,
     principals: new PrincipalCounts(limits.maxConnectionsPerPrincipal),
-    unauthenticated: new UnauthenticatedCount(limits),
+    unauthenticated: new UnauthenticatedCount(limits, () => clock.now()),
     connections: new Set(),
     backpressure: new BackpressurePoller(),
     log,
+    clock,
     warnOnce(key, msg) {
       if (warned.has(key)) return;
       warned.add(key);
@@ -97,6 +107,17 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
   };
 
   const stopTicker = startTicker(context);
+  const warmMs = bridgeOptions.warmHubsMs ?? 0;
+  if (options.sync && warmMs > 0) {
+    const hubs = hubRegistryOf(options.sync);
+    for (const exposed of options.topics.values()) {
+      const started = Date.now();
+      hubs.warm(exposed.topic as Topic<unknown>, { holdMs: warmMs }).then(
+        () => log("info", "hub feed warmed", { topic: exposed.topic.id, ms: Date.now() - started }),
+        (err: unknown) => log("warn", "hub feed not warmed", { topic: exposed.topic.id, error: (err as Error).message }),
+      );
+    }
+  }
   const sync = options.sync;
   const extra = () => ({
     hubFollowers: sync ? hubRegistryOf(sync).followerCount : 0,
@@ -105,6 +126,8 @@ export function createBridge<P = unknown>(bridgeOptions: BridgeOptions<P>): Brid
     draining: context.draining,
     jetstreamConsumers: sync?.stats().consumers ?? 0,
     unauthenticated: context.unauthenticated.size,
+    loopStalledSeconds: clock.stalledMs / 1000,
+    hubCatchUps: sync ? catchUps(hubRegistryOf(sync).stats) : undefined,
   });
   const render = () => context.metrics.render({ ...extra(), memory: processMemory() });
   // The same figures as OpenTelemetry observable instruments (no-op without an SDK).

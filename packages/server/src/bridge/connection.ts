@@ -56,7 +56,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
   /** Authentication, principal, expiry and the connection's state. */
   readonly #session: Session<P>;
   /** When the client last sent a frame. */
-  #lastSeen = Date.now();
+  #lastSeen: number;
   /** When the next heartbeat ping is due. */
   #nextPingAt: number;
   /**
@@ -88,7 +88,8 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
     this.#session = new Session<P>(context, this, request, cookieToken, counted);
     // The first ping comes between half and one interval after the connection opened: sockets
     // that arrived together (a reconnect storm) do not all ping, and get their pongs, in one tick.
-    this.#nextPingAt = Date.now() + context.options.heartbeatMs * (0.5 + Math.random() / 2);
+    this.#lastSeen = context.clock.now();
+    this.#nextPingAt = this.#lastSeen + context.options.heartbeatMs * (0.5 + Math.random() / 2);
     this.#subscribeRate = new TokenBucket(context.options.limits.subscribeRatePerSecond, Date.now());
   }
 
@@ -180,7 +181,7 @@ export class Connection<P = unknown> implements SubscriptionSink<P>, SessionHost
 
   onMessage(data: unknown): void {
     if (this.state === "closed") return;
-    this.#lastSeen = Date.now();
+    this.#lastSeen = this.context.clock.now();
     if (typeof data !== "string") {
       this.#out.protocolError(new ProtocolError("binary frames are not part of the protocol"));
       return;

@@ -10,6 +10,7 @@ import type { HubIds } from "./hub-ids.js";
 import type { PrincipalCounts } from "./principal-counts.js";
 import type { UnauthenticatedCount } from "./unauthenticated.js";
 import type { BackpressurePoller } from "./backpressure.js";
+import type { StallClock } from "./stall.js";
 import type { BridgeConnection, HubSource } from "./types.js";
 
 /** @internal */
@@ -26,6 +27,8 @@ export interface BridgeContext<P = unknown> {
   readonly connections: Set<BridgeConnection>;
   readonly backpressure: BackpressurePoller;
   readonly log: Log;
+  /** The clock of the deadlines clients are held to: wall time minus the loop's own stalls (stall.ts). */
+  readonly clock: StallClock;
   /** Logs a warning the first time `key` comes up (a misconfiguration seen on every connection). */
   warnOnce(key: string, msg: string): void;
   /** Set once by `drain()`: new upgrades are refused and new sockets told to go elsewhere. */

@@ -16,6 +16,10 @@ export interface BridgeExtra {
   draining: boolean;
   unauthenticated: number;
   jetstreamConsumers: number;
+  /** How the hubs of the process caught resuming followers up (hub/stats.ts). */
+  hubCatchUps?: { covered: number; coverReads: number; coverSeconds: number; fallbacks: Record<string, number>; subscriberReplays: number };
+  /** Time the bridge's event loop was seen stalled (stall.ts), in seconds. */
+  loopStalledSeconds?: number;
   memory?: ProcessMemory;
 }
 
@@ -107,11 +111,17 @@ export class BridgeMetrics {
         tidemark_bridge_backpressure_pauses: this.backpressurePauses,
         tidemark_bridge_replays: this.replays,
         tidemark_bridge_subscription_retries: this.subscriptionRetries,
+        tidemark_bridge_event_loop_stalled_seconds: extra.loopStalledSeconds ?? 0,
+        tidemark_hub_covered: extra.hubCatchUps?.covered ?? 0,
+        tidemark_hub_cover_reads: extra.hubCatchUps?.coverReads ?? 0,
+        tidemark_hub_cover_read_seconds: extra.hubCatchUps?.coverSeconds ?? 0,
+        tidemark_hub_subscriber_replays: extra.hubCatchUps?.subscriberReplays ?? 0,
       },
       labelledCounters: {
         tidemark_bridge_resets: ["reason", this.resets],
         tidemark_bridge_rejected: ["reason", this.rejected],
         tidemark_bridge_errors: ["code", this.errors],
+        tidemark_hub_fallbacks: ["reason", extra.hubCatchUps?.fallbacks ?? {}],
       },
     };
   }
@@ -138,9 +148,16 @@ export class BridgeMetrics {
     metric("tidemark_bridge_backpressure_pauses_total", "counter", "Times a connection was paused for a full send buffer.", [["", this.backpressurePauses]]);
     metric("tidemark_bridge_replays_total", "counter", "Catch-up replays started by subscriptions behind the hub window.", [["", this.replays]]);
     metric("tidemark_bridge_subscription_retries_total", "counter", "Hub subscriptions resumed after broker trouble.", [["", this.subscriptionRetries]]);
+    metric("tidemark_bridge_event_loop_stalled_seconds_total", "counter", "Time the event loop did not turn (ticks late by over 100 ms), not counted against clients' deadlines.", [["", extra.loopStalledSeconds ?? 0]]);
     metric("tidemark_bridge_resets_total", "counter", "Reset frames sent, by reason.", labelled("reason", this.resets));
     metric("tidemark_bridge_rejected_total", "counter", "Refused upgrades, subscriptions and connections, by reason.", labelled("reason", this.rejected));
     metric("tidemark_bridge_errors_total", "counter", "Error frames sent, by code.", labelled("code", this.errors));
+    const c = extra.hubCatchUps;
+    metric("tidemark_hub_covered_total", "counter", "Resuming hub followers served from their topic feed's recent events (no replay of their own).", [["", c?.covered ?? 0]]);
+    metric("tidemark_hub_cover_reads_total", "counter", "Whole-topic reads that extended a topic feed's recent events backwards for resuming followers.", [["", c?.coverReads ?? 0]]);
+    metric("tidemark_hub_cover_read_seconds_total", "counter", "Time spent in those reads.", [["", c?.coverSeconds ?? 0]]);
+    metric("tidemark_hub_fallbacks_total", "counter", "Resuming hub followers that replayed their tenant on their own, by reason.", labelled("reason", c?.fallbacks ?? {}));
+    metric("tidemark_hub_subscriber_replays_total", "counter", "Hub subscribers that fell behind their follower's window and replayed on their own.", [["", c?.subscriberReplays ?? 0]]);
     metric("tidemark_bridge_draining", "gauge", "1 while the bridge drains for shutdown.", [["", extra.draining ? 1 : 0]]);
     const memory = extra.memory;
     if (memory) {

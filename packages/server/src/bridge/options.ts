@@ -113,6 +113,15 @@ export interface BridgeOptions<P = unknown> {
   /** Drain: clients are told to reconnect after a random delay up to this. @default 2000 */
   drainSpreadMs?: number;
   /**
+   * Warm each exposed topic's hub feed when the bridge is created (hub mode "topic", with
+   * `sync`): one whole-topic read of its last `maxBackfillSequences` events into the feed's
+   * backlog, the feed held this long (ms) even with no subscriber. Tenants resuming after a
+   * restart are then served from memory instead of all waiting for that read while their
+   * reconnects starve the process (docs/bridge.md, "Resuming after a restart"). 0: none.
+   * @default 0 (`tidemark serve`: 60000)
+   */
+  warmHubsMs?: number;
+  /**
    * Stable key of a principal for the per-principal connection limit (the same user with a new
    * token must get the same key). @default a string principal itself, else its string or number
    * `id`, else its string `sub`; a principal with none of these is refused (INTERNAL, 4500).

@@ -7,6 +7,7 @@ import { BridgeMetrics } from "./metrics.js";
 import { BackpressurePoller } from "./backpressure.js";
 import { PrincipalCounts } from "./principal-counts.js";
 import { UnauthenticatedCount } from "./unauthenticated.js";
+import { StallClock } from "./stall.js";
 import type { BridgeSocket } from "./socket.js";
 
 interface User {
@@ -32,6 +33,7 @@ function session(users: Record<string, User>) {
     backpressure: new BackpressurePoller(),
     principals: new PrincipalCounts(options.limits.maxConnectionsPerPrincipal),
     unauthenticated: new UnauthenticatedCount(options.limits),
+    clock: new StallClock(),
     log: options.log,
     warnOnce: () => {},
   };

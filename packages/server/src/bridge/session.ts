@@ -29,7 +29,7 @@ export interface SessionHost extends Pick<Outbound, "send" | "refuse" | "protoco
 }
 
 /** @internal What a Session uses of the bridge. */
-export type SessionContext<P> = Pick<BridgeContext<P>, "options" | "metrics" | "principals" | "unauthenticated" | "log" | "warnOnce">;
+export type SessionContext<P> = Pick<BridgeContext<P>, "options" | "metrics" | "principals" | "unauthenticated" | "log" | "warnOnce" | "clock">;
 
 /** @internal */
 export class Session<P> {
@@ -56,7 +56,7 @@ export class Session<P> {
   constructor(context: SessionContext<P>, host: SessionHost, request: Request, cookieToken: string | undefined, counted?: WaitingPlace) {
     this.#context = context;
     this.#host = host;
-    this.#state = { kind: "new", deadline: Date.now() + context.options.limits.unauthenticatedTimeMs };
+    this.#state = { kind: "new", deadline: context.clock.now() + context.options.limits.unauthenticatedTimeMs };
     this.#request = request;
     this.#unauthenticated = counted;
     this.#token = cookieToken;
@@ -248,7 +248,7 @@ export class Session<P> {
         CloseCode.Timeout,
         LimitName.UnauthenticatedTime,
       );
-    } else if (state.kind === "open" && state.expiresAt !== undefined && now >= state.expiresAt) {
+    } else if (state.kind === "open" && state.expiresAt !== undefined && this.#context.clock.wallOf(now) >= state.expiresAt) {
       this.#expire(now);
     }
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { BridgeContext } from "./context.js";
 import { startTicker } from "./ticker.js";
+import { StallClock } from "./stall.js";
 
 // Connections that record when the ticker visited them.
 function contextOf(n: number, heartbeatMs: number, unauthenticatedTimeMs: number) {
@@ -11,7 +12,7 @@ function contextOf(n: number, heartbeatMs: number, unauthenticatedTimeMs: number
     })),
   );
   const unauthenticated = { shedLate: () => undefined };
-  const context = { connections, unauthenticated, options: { heartbeatMs, limits: { unauthenticatedTimeMs } } } as unknown as BridgeContext;
+  const context = { connections, unauthenticated, clock: new StallClock(), options: { heartbeatMs, limits: { unauthenticatedTimeMs } } } as unknown as BridgeContext;
   return { context, connections, visits };
 }
 

@@ -22,8 +22,11 @@ export function startTicker<P>(context: BridgeContext<P>): () => void {
   let sweep: Iterator<{ tick(now: number): void }> | undefined;
   let left = 0;
   let tick = 0;
+  const tickMs = sweepMs / slices;
   const timer = setInterval(() => {
-    const now = Date.now();
+    // Deadlines are measured on the bridge's clock: a tick that comes late means the loop did
+    // not turn meanwhile, and that time is not counted against the clients (stall.ts).
+    const now = context.clock.tick(tickMs);
     if (!sweep) {
       // The shorter hello deadline under pressure: silent sockets are kept oldest first, so
       // this looks only at the ones it closes (and one more).
@@ -41,7 +44,7 @@ export function startTicker<P>(context: BridgeContext<P>): () => void {
       next.value.tick(now);
     }
     if (tick >= slices) sweep = undefined;
-  }, sweepMs / slices);
+  }, tickMs);
   timer.unref?.();
   return () => clearInterval(timer);
 }

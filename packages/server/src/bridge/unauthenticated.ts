@@ -61,8 +61,11 @@ export class UnauthenticatedCount {
   readonly rate: HelloRate;
   /** Sockets accepted only to be refused in-band (a `drain` frame, then 1013), still open. */
   #refusing = 0;
+  /** The clock of the hello deadlines: the bridge's, which leaves out its own stalls (stall.ts). */
+  readonly #now: () => number;
 
-  constructor(limits: UnauthenticatedLimits) {
+  constructor(limits: UnauthenticatedLimits, now: () => number = Date.now) {
+    this.#now = now;
     this.#max = limits.maxUnauthenticated;
     this.#maxPerAddress = limits.maxUnauthenticatedPerAddress;
     this.#timeMs = limits.unauthenticatedTimeMs;
@@ -94,7 +97,7 @@ export class UnauthenticatedCount {
    * next comeback of the schedule (hello-rate.ts), spread over the expected drain of the sockets
    * waiting; for an address over its own cap, no later than its place must be free.
    */
-  comebackMs(address: string | undefined, now = Date.now(), random: () => number = Math.random): number {
+  comebackMs(address: string | undefined, now = this.#now(), random: () => number = Math.random): number {
     const hint = this.rate.comebackMs(this.#total, now, random);
     const key = address === undefined ? undefined : addressKey(address);
     if (key === undefined || (this.#groups.get(key)?.count ?? 0) < this.#maxPerAddress) return hint;
@@ -105,7 +108,7 @@ export class UnauthenticatedCount {
    * When a place for `address` should be free, at the latest, in ms: its oldest silent socket's
    * deadline, else the plain hello deadline (every waiting socket has said hello or is gone by then).
    */
-  retryAfterMs(address: string | undefined, now = Date.now()): number {
+  retryAfterMs(address: string | undefined, now = this.#now()): number {
     const group = this.#groups.get(address === undefined ? undefined : addressKey(address));
     const oldest = group?.silent.values().next().value;
     if (!oldest) return this.#timeMs;
@@ -113,7 +116,7 @@ export class UnauthenticatedCount {
   }
 
   /** Gives `socket` a place, making room if the process cap is full; undefined when refused. */
-  add(address: string | undefined, socket: WaitingSocket, now = Date.now()): WaitingPlace | undefined {
+  add(address: string | undefined, socket: WaitingSocket, now = this.#now()): WaitingPlace | undefined {
     this.shedLate(now);
     if (!this.admits(address)) return undefined;
     if (this.#total >= this.#max) this.#evict();
@@ -157,7 +160,7 @@ export class UnauthenticatedCount {
    * The socket said hello or closed. Idempotent. A socket that had sent its hello gives the rate
    * the time it held its place.
    */
-  remove(place: WaitingPlace, now = Date.now()): void {
+  remove(place: WaitingPlace, now = this.#now()): void {
     if (place.removed) return;
     place.removed = true;
     if (place.spoke) this.rate.completed(now - place.openedAt);

@@ -34,6 +34,8 @@ export interface TidemarkConfig<P = unknown> {
   limits?: BridgeOptions<P>["limits"];
   heartbeatMs?: number;
   drainSpreadMs?: number;
+  /** Warm each exposed topic's hub feed at start and hold it this long (`BridgeOptions.warmHubsMs`). @default 60000 under `tidemark serve` */
+  warmHubsMs?: number;
   principalKey?: BridgeOptions<P>["principalKey"];
   expiresAt?: BridgeOptions<P>["expiresAt"];
   logLevel?: BridgeOptions<P>["logLevel"];

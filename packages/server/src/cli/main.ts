@@ -74,6 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     limits: config.limits,
     heartbeatMs: config.heartbeatMs,
     drainSpreadMs: config.drainSpreadMs,
+    // A restarted bridge reads its topics' recent events before its clients come back (issue 27).
+    warmHubsMs: config.warmHubsMs ?? 60_000,
     principalKey: config.principalKey,
     expiresAt: config.expiresAt,
     logger: cliLogger(config.logLevel ?? "info"),

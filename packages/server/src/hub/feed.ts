@@ -54,6 +54,8 @@ export class TopicFeed<T = unknown> {
   /** The lowest position asked for by `cover` since the last extension started. */
   #wanted: number | undefined;
   #extending: Promise<number | undefined> | undefined;
+  /** Holds that keep the feed running without followers (see `hold`). */
+  #holds = 0;
 
   readonly #stats: HubStats;
 
@@ -84,7 +86,21 @@ export class TopicFeed<T = unknown> {
 
   detach(member: FeedMember<T>): void {
     if (this.#members.get(member.tenantId) === member) this.#members.delete(member.tenantId);
-    if (this.#members.size === 0) this.stop();
+    if (this.#members.size === 0 && this.#holds === 0) this.stop();
+  }
+
+  /**
+   * Keeps the feed running with no follower until the returned release is called (a warmed
+   * feed: `HubRegistry.warm`); it then stops if no follower uses it. Idempotent release.
+   */
+  hold(): () => void {
+    this.#holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0 && this.#members.size === 0) this.stop();
+    };
   }
 
   stop(): void {
@@ -228,6 +244,6 @@ export class TopicFeed<T = unknown> {
     }
     this.position = first - 1;
     this.backlog.jump(first);
-    if (this.#members.size === 0) this.stop();
+    if (this.#members.size === 0 && this.#holds === 0) this.stop();
   }
 }

@@ -199,6 +199,26 @@ export class HubRegistry {
     return feed;
   }
 
+  /**
+   * Warms the topic's feed (hub mode "topic"; nothing in mode "tenant"): starts it at the head
+   * now and reads the last `sequences` events of the topic (default `maxBackfillSequences`) into
+   * its backlog with one whole-topic read, so that tenants resuming after a restart are served
+   * from memory instead of waiting, all of them, for that read while a reconnect storm starves
+   * the process (issue 27: ~3-13 s a read then). The feed is held for `holdMs` (default 60 s)
+   * even with no follower, then runs only while followers use it. Resolves when the read is
+   * done; broker trouble rejects (the feed's followers then extend it as before).
+   */
+  async warm(topic: Topic<unknown>, o: { holdMs?: number; sequences?: number } = {}): Promise<void> {
+    if (this.#closed || !this.shared(topic)) return;
+    const head = await this.head(topic, true);
+    const feed = this.#feedFor(topic, head);
+    if (!feed || feed.stopped) return;
+    const release = feed.hold();
+    setTimeout(release, o.holdMs ?? 60_000).unref?.();
+    const why = await feed.cover(Math.max(0, head.sequence - (o.sequences ?? this.#settings.maxBackfillSequences)));
+    if (why !== undefined) this.stats.coverFailed(`warm: ${why}`);
+  }
+
   /** @internal */
   release(follower: Follower<unknown>): void {
     follower.members--;

@@ -122,9 +122,10 @@ describe("hub topic feed", () => {
   });
 
   /** 40 tenants with five events each; each resumes after its second (a bridge restart). */
-  async function resumeStorm(topic: Topic<number>, real: Topic<number>, hubs: HubRegistry, ac: AbortController) {
+  async function resumeStorm(topic: Topic<number>, real: Topic<number>, hubs: HubRegistry, ac: AbortController, beforeResume?: () => Promise<void>) {
     const tenants = Array.from({ length: 40 }, (_, i) => `t${i}`);
     for (let round = 0; round < 5; round++) for (const t of tenants) await topic.publish({ data: round, tenantId: t });
+    await beforeResume?.();
     const events = await collect(real.replay()); // not through the spy
     const cursors = tenants.map((t) => events.filter((e) => e.tenantId === t)[1]!.cursor);
     const readers = tenants.map((t, i) => read(hubs.get(topic, t), { after: cursors[i], signal: ac.signal }));
@@ -192,6 +193,47 @@ describe("hub topic feed", () => {
     expect(most).toBeLessThanOrEqual(4);
     expect(topic.calls.follow).toBe(1);
     ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode topic: a warmed feed (warm(), as a bridge does at start) serves a resume storm from memory: the whole-topic read is done before the first tenant asks, and none waits for another", async () => {
+    const real = fx.sync().topic<number>({ id: "feed" });
+    const topic = spyTopic(real);
+    const hubs = new HubRegistry({ hubMode: "topic" });
+    const ac = new AbortController();
+    // The storm's events are published by resumeStorm before its readers come: warm once they
+    // are, as a restarted bridge warms before its clients come back.
+    let warmed: Promise<void> | undefined;
+    const publish = topic.publish.bind(topic);
+    let published = 0;
+    const warming = spyTopic(topic, {
+      publish: async (o) => {
+        const receipt = await publish(o);
+        if (++published === 200) warmed = hubs.warm(warming, { holdMs: 60_000 });
+        return receipt;
+      },
+    });
+    await resumeStorm(warming, real, hubs, ac, async () => {
+      await warmed;
+      expect(topic.calls.replay).toBe(1); // the warm read
+      expect(hubs.feedCount).toBe(1); // held with no follower yet
+    });
+    expect(topic.calls.replay).toBe(1); // no cover read on the resume path
+    expect(hubs.stats.covered).toBe(40);
+    expect(hubs.stats.fallbacks).toEqual({});
+    expect(hubs.stats.subscriberReplays).toBe(0);
+    expect(topic.calls.follow).toBe(1);
+    ac.abort();
+    hubs.close();
+  });
+
+  it("hub - hubMode topic: a warmed feed with no follower stops when its hold ends", async () => {
+    const topic = spyTopic(fx.sync().topic<number>({ id: "feed" }));
+    await topic.publish({ data: 1, tenantId: "a" });
+    const hubs = new HubRegistry({ hubMode: "topic" });
+    await hubs.warm(topic, { holdMs: 300 });
+    expect(hubs.feedCount).toBe(1);
+    await eventually(() => hubs.feedCount === 0, 5_000, "the warmed feed stopped");
     hubs.close();
   });
 

@@ -57,8 +57,13 @@ export class StormClient {
   drains = 0;
   /** When every subscription was last caught up on the current socket (ms since the epoch); 0 while not. */
   readyAt = 0;
+  /** When the current socket was opened (connect() called) and welcomed (ms since the epoch; 0: not yet). */
+  connectAt = 0;
+  welcomeAt = 0;
   /** `reset`, `error` and coded `unsubscribed` frames (should stay empty). */
   readonly troubles: Frame[] = [];
+  /** `reset`, `error` and `unsubscribed` frames counted by `type:code` (`reset`: `reset:<reason>`). */
+  readonly troubleKinds = new Map<string, number>();
   #ws: WebSocket | undefined;
   #attempt = 0;
   #retryAfterMs: number | undefined;
@@ -84,6 +89,8 @@ export class StormClient {
     const ws = new WebSocket(url, { perMessageDeflate: false, localAddress: o.localAddress });
     this.#ws = ws;
     this.readyAt = 0;
+    this.connectAt = Date.now();
+    this.welcomeAt = 0;
     for (const s of this.subs) {
       s.caughtUp = false;
       s.hub = o.kind === "ws" ? s.tenantId : undefined;
@@ -129,6 +136,7 @@ export class StormClient {
   #onFrame(ws: WebSocket, f: Frame): void {
     switch (f.type) {
       case "welcome":
+        this.welcomeAt = Date.now();
         this.#attempt = 0;
         for (const s of this.subs) this.#subscribe(ws, s);
         return;
@@ -167,7 +175,9 @@ export class StormClient {
       case "reset":
       case "error":
       case "unsubscribed": {
-        this.troubles.push(f);
+        if (this.troubles.length < 20) this.troubles.push(f);
+        const kind = `${f.type}:${String(f.code ?? f.reason ?? "-")}`;
+        this.troubleKinds.set(kind, (this.troubleKinds.get(kind) ?? 0) + 1);
         const s = this.subs.find((x) => x.id === f.id);
         if (f.type !== "reset" && s && f.code !== "FORBIDDEN" && f.code !== "UNAUTHORIZED") {
           // The subscription ended on the server (broker trouble): subscribe again from the cursor.

@@ -24,6 +24,8 @@ export interface LoadStatus {
   reconnects: number;
   drains: number;
   troubles: number;
+  /** `reset`/`error`/`unsubscribed` frames by `type:code` (`reset:<reason>`). */
+  troubleKinds: Record<string, number>;
   /** Close codes of lost sockets, counted. */
   closeCodes: Record<string, number>;
 }
@@ -131,11 +133,14 @@ export class StormLoad {
       reconnects: sum((r) => r.reconnects),
       drains: sum((r) => r.drains),
       troubles: sum((r) => r.troubles),
-      closeCodes: rs.reduce<Record<string, number>>((m, r) => {
-        for (const [code, n] of Object.entries(r.closeCodes)) m[code] = (m[code] ?? 0) + n;
-        return m;
-      }, {}),
+      troubleKinds: merge(rs.map((r) => r.troubleKinds)),
+      closeCodes: merge(rs.map((r) => r.closeCodes)),
     };
+  }
+
+  /** Per load generator: how many clients are ready on a socket opened after `since`, and p50/p90/max ms of open -> welcome and welcome -> ready. */
+  async phases(since: number): Promise<{ n: number; welcome: number[]; ready: number[] }[]> {
+    return Promise.all(this.#procs.map((p) => p.ask<{ n: number; welcome: number[]; ready: number[] }>({ cmd: "phases", since }, "phases")));
   }
 
   /** Starts (`on`) or stops recording latency; returns what was recorded since the last call, as sparse [ms, count]. */
@@ -164,6 +169,12 @@ export class StormLoad {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+function merge(counts: Record<string, number>[]): Record<string, number> {
+  const m: Record<string, number> = {};
+  for (const c of counts) for (const [k, n] of Object.entries(c)) m[k] = (m[k] ?? 0) + n;
+  return m;
 }
 
 /** Quantile `q` of a sparse [ms, count] histogram (NaN when empty). */

@@ -57,6 +57,7 @@ function status(bridges: number): LoadStatus {
   let drains = 0;
   let troubles = 0;
   const closeCodes: Record<string, number> = {};
+  const troubleKinds: Record<string, number> = {};
   for (const c of clients) {
     if (c.ready) {
       ready++;
@@ -65,10 +66,29 @@ function status(bridges: number): LoadStatus {
     }
     reconnects += c.reconnects;
     drains += c.drains;
-    troubles += c.troubles.length;
+    for (const [kind, n] of c.troubleKinds) {
+      troubleKinds[kind] = (troubleKinds[kind] ?? 0) + n;
+      troubles += n;
+    }
     for (const [code, n] of c.closeCodes) closeCodes[code] = (closeCodes[code] ?? 0) + n;
   }
-  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, closeCodes };
+  return { clients: clients.length, ready, perBridge, lastReadyAt, reconnects, drains, troubles, troubleKinds, closeCodes };
+}
+
+/** p50/p90/max (ms) of open -> welcome and welcome -> ready of the clients ready now whose socket opened after `since`. */
+function phases(since: number): { n: number; welcome: number[]; ready: number[] } {
+  const welcome: number[] = [];
+  const ready: number[] = [];
+  for (const c of clients) {
+    if (!c.ready || c.connectAt < since || c.welcomeAt === 0) continue;
+    welcome.push(c.welcomeAt - c.connectAt);
+    ready.push(c.readyAt - c.welcomeAt);
+  }
+  const q = (xs: number[]) => {
+    xs.sort((a, b) => a - b);
+    return [0.5, 0.9, 1].map((p) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? Number.NaN);
+  };
+  return { n: welcome.length, welcome: q(welcome), ready: q(ready) };
 }
 
 function account(expected: Expected): StormAccount {
@@ -85,10 +105,8 @@ function account(expected: Expected): StormAccount {
       for (const q of want) if (!seen.has(q)) a.lost++;
       for (const q of seen) if (!wanted.has(q)) a.unexpected++;
     }
-    for (const t of c.troubles) {
-      if (t.type === "reset") a.resets++;
-      if (a.troubles.length < 5) a.troubles.push(t);
-    }
+    for (const [kind, n] of c.troubleKinds) if (kind.startsWith("reset:")) a.resets += n;
+    for (const t of c.troubles) if (a.troubles.length < 5) a.troubles.push(t);
   }
   return a;
 }
@@ -112,6 +130,9 @@ async function onMessage(msg: Record<string, unknown> & { cmd: string }): Promis
       send({ cmd: "latency", sparse });
       return;
     }
+    case "phases":
+      send({ cmd: "phases", ...phases(msg.since as number) });
+      return;
     case "account":
       send({ cmd: "account", ...account(msg.expected as Expected) });
       return;
