@@ -16,6 +16,7 @@
  *   SCALEOUT_CLIENTS=20000 pnpm bench scaleout
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { killChildrenOnSignal } from "./lib/children.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
@@ -270,6 +271,8 @@ function verdict(ok: boolean): string {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-scaleout-"));
+// Ctrl-C stops the bridges, load generators and nats-server too (bench/lib/children.ts).
+killChildrenOnSignal(() => rmSync(dir, { recursive: true, force: true }));
 try {
   console.log(environment());
   console.log(`scale-out: ${CLIENTS} clients, ${GROUPS} groups, ${BRIDGES} bridges, ${LOADGENS} load generators (open files ${openFilesLimit()} per process), nats ${CLUSTER ? "3-node cluster, R3" : "one server"}, faults ${FAULTS.join(",") || "none"}`);

@@ -7,7 +7,11 @@
 import { freePorts, startBridgeProcess, writeBridgeConfig, type BridgeProcess } from "@tidemark/testing";
 import { start, type Proc } from "../fanout/procs.js";
 
+/** SCALEOUT_BUILT=1: bridges run the server package's build (`pnpm -r build` first), as an installed package runs, instead of the source under tsx. */
+const BUILT = process.env.SCALEOUT_BUILT === "1";
+
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
+
 export class BridgeFleet {
   readonly procs: BridgeProcess[];
   readonly #args: (port: number) => string[];
@@ -23,7 +27,7 @@ export class BridgeFleet {
     const config = writeBridgeConfig(dir, configSource);
     const ports = await freePorts(count);
     const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port)];
-    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p))));
+    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, [], BUILT)));
     return new BridgeFleet(procs, ports, args);
   }
 
@@ -42,7 +46,7 @@ export class BridgeFleet {
    */
   async restart(i: number): Promise<void> {
     const dir = process.env.SCALEOUT_PROFILE_DIR;
-    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []);
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [], BUILT);
     if (dir) this.#profiled.add(this.procs[i]!);
   }
 

@@ -204,6 +204,7 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 // The CLI's source, run by path in a child process (not imported).
 const cliMain = fileURLToPath(new URL("../../server/src/cli/main.ts", import.meta.url));
+const builtCliMain = fileURLToPath(new URL("../../server/dist/cli/main.js", import.meta.url));
 
 /** A `tidemark serve` child process (node running the CLI source directly: its pid is the bridge's). */
 export interface BridgeProcess {
@@ -231,10 +232,13 @@ export function writeBridgeConfig(dir: string, source: string): string {
 
 /**
  * Starts `tidemark serve --port 0 ...args`; resolves once it logs "listening". `nodeArgs` go to
- * node before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses).
+ * node before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). From the TypeScript
+ * source under tsx, or with `built` from the server package's build (`dist/`, as an installed
+ * package runs: tsx adds a few KB of memory per connection).
  */
-export function startBridgeProcess(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BridgeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, "--conditions=@tidemark/source", "--import", "tsx", cliMain, "serve", "--port", "0", ...args], {
+export function startBridgeProcess(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = [], built = false): Promise<BridgeProcess> {
+  const script = built ? [builtCliMain] : ["--conditions=@tidemark/source", "--import", "tsx", cliMain];
+  const child = spawn(process.execPath, [...nodeArgs, ...script, "serve", "--port", "0", ...args], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
