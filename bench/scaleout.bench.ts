@@ -250,7 +250,7 @@ async function tidemarkSide(dir: string): Promise<TidemarkFigures> {
     const publishing = publisher.run(RATES, ac.signal);
     await sleep(1_000);
     // JetStream consumers while events flow (ordered consumers come and go with the hubs).
-    const consumers = await namespaceConsumers(monitorUrl, namespace);
+    const consumers = await namespaceConsumers(cluster ? cluster.nodes.map((n) => n.server?.monitorUrl) : monitorUrl, namespace);
     const faults = await runFaults(fleet, load, monitorUrl);
     ac.abort();
     await publishing;

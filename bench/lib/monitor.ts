@@ -5,13 +5,23 @@ export async function monitorJson<T>(monitorUrl: string | undefined, path: strin
   return (await (await fetch(new URL(path, monitorUrl))).json()) as T;
 }
 
-/** JetStream consumers on the streams of `namespace` (Tidemark's stream names carry `_<namespace>_`). */
-export async function namespaceConsumers(monitorUrl: string | undefined, namespace: string): Promise<number> {
-  const jsz = await monitorJson<{ account_details?: { stream_detail?: { name: string; consumer_detail?: unknown[] }[] }[] }>(
-    monitorUrl,
-    "/jsz?accounts=true&streams=true&consumers=true",
-  );
-  let n = 0;
-  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name.includes(`_${namespace}_`)) n += s.consumer_detail?.length ?? 0;
-  return n;
+/**
+ * JetStream consumers on the streams of `namespace` (Tidemark's stream names carry
+ * `_<namespace>_`). A node's /jsz lists only the consumers it holds (an ordered consumer lives on
+ * one node of a cluster), so pass every node's endpoint: a consumer is counted once by stream and name.
+ */
+export async function namespaceConsumers(monitorUrls: string | undefined | (string | undefined)[], namespace: string): Promise<number> {
+  const seen = new Set<string>();
+  for (const url of Array.isArray(monitorUrls) ? monitorUrls : [monitorUrls]) {
+    const jsz = await monitorJson<{ account_details?: { stream_detail?: { name: string; consumer_detail?: { name: string }[] }[] }[] }>(
+      url,
+      "/jsz?accounts=true&streams=true&consumers=true",
+    );
+    for (const a of jsz.account_details ?? []) {
+      for (const s of a.stream_detail ?? []) {
+        if (s.name.includes(`_${namespace}_`)) for (const c of s.consumer_detail ?? []) seen.add(`${s.name}/${c.name}`);
+      }
+    }
+  }
+  return seen.size;
 }
