@@ -43,9 +43,19 @@ export class DemoServer {
   ) {}
 
   static async start(options: DemoServerOptions = {}): Promise<DemoServer> {
-    const server = new DemoServer(await freePort(), mkdtempSync(join(tmpdir(), "tidemark-e2e-")), options.env ?? {});
-    await server.launch();
-    return server;
+    // The port is probed free here and bound later by the child, which starts its embedded
+    // nats-server first: that server may be handed the same port meanwhile (seen once in CI,
+    // EADDRINUSE on the demo's own listen). Such a start is retried on another port.
+    for (let attempt = 1; ; attempt++) {
+      const server = new DemoServer(await freePort(), mkdtempSync(join(tmpdir(), "tidemark-e2e-")), options.env ?? {});
+      try {
+        await server.launch();
+        return server;
+      } catch (err) {
+        await server.dispose().catch(() => undefined);
+        if (attempt >= 3 || !String(err).includes("EADDRINUSE")) throw err;
+      }
+    }
   }
 
   get url(): string {
