@@ -16,7 +16,6 @@
  *   SCALEOUT_CLIENTS=20000 pnpm bench scaleout
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { killChildrenOnSignal } from "./lib/children.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
@@ -36,6 +35,7 @@ import {
   type StormRates,
 } from "@tidemark/testing";
 import { startBenchNats } from "./lib/nats.js";
+import { killChildrenOnSignal } from "./lib/children.js";
 import { monitorJson, namespaceConsumers } from "./lib/monitor.js";
 import { environment } from "./lib/table.js";
 import { cpuSeconds } from "./fanout/cpu.js";

@@ -11,7 +11,6 @@ import { start, type Proc } from "../fanout/procs.js";
 const BUILT = process.env.SCALEOUT_BUILT === "1";
 
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
-
 export class BridgeFleet {
   readonly procs: BridgeProcess[];
   readonly #args: (port: number) => string[];

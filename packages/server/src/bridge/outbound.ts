@@ -38,13 +38,7 @@ export class Outbound implements Pausable {
   }
 
   send(text: string): void {
-    if (this.#host.closed) return;
-    // Replies (pong, unsubscribed, errors) do not wait for backpressure; a client that keeps
-    // asking without reading would grow the buffer without bound, so past 4x it is closed.
-    if (this.#socket.bufferedAmount > 4 * this.#context.options.limits.maxBufferedBytes) {
-      this.#host.close(CloseCode.Timeout, "not reading");
-      return;
-    }
+    if (!this.#mayReply()) return;
     try {
       this.#socket.send(text);
     } catch {
@@ -52,31 +46,33 @@ export class Outbound implements Pausable {
     }
   }
 
-  /** Sends a frame shared with other connections (an event frame). */
-  sendFrame(frame: FrameText): void {
+  /** Sends a frame shared with other connections (an event frame; `single`: see BridgeSocket). */
+  sendFrame(frame: FrameText, single?: boolean): void {
     if (this.#host.closed) return;
     try {
-      this.#socket.sendFrame(frame);
+      this.#socket.sendFrame(frame, single);
     } catch {
       this.#host.close(CloseCode.InternalError, "send failed");
     }
   }
 
-  /**
-   * A heartbeat: a shared frame sent on its own, uncorked. Like a reply it does not wait for
-   * backpressure, and a socket 4x over the bound is closed instead (it is not reading).
-   */
+  /** A heartbeat: a shared frame sent on its own, uncorked, under the rule of replies. */
   beat(frame: FrameText): void {
-    if (this.#host.closed) return;
+    if (this.#mayReply()) this.sendFrame(frame, true);
+  }
+
+  /**
+   * Replies (pong, unsubscribed, errors) and heartbeats do not wait for backpressure; a client
+   * that keeps asking without reading would grow the buffer without bound, so past 4x the bound
+   * it is closed. False when nothing may be sent.
+   */
+  #mayReply(): boolean {
+    if (this.#host.closed) return false;
     if (this.#socket.bufferedAmount > 4 * this.#context.options.limits.maxBufferedBytes) {
       this.#host.close(CloseCode.Timeout, "not reading");
-      return;
+      return false;
     }
-    try {
-      this.#socket.sendFrame(frame, true);
-    } catch {
-      this.#host.close(CloseCode.InternalError, "send failed");
-    }
+    return true;
   }
 
   /** Closes the socket itself (the connection has released what it held). */
