@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, InvalidArgumentError } from "@tidemark/shared";
-import { explainImportError, loadConfigModule } from "./config.js";
+import { configHubs, explainImportError, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
+import type { Sync } from "../core/types.js";
 
 describe("cli config loading", () => {
   it("config - a .ts config that Node cannot import is an InvalidArgumentError saying what to do", () => {
@@ -32,5 +33,17 @@ describe("cli config loading", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("config - hubs come from an object config; a config function that returns hubs is refused, not ignored", async () => {
+    const base = { topics: [{ id: "inbox", authorize: () => true }], authenticate: () => ({}) };
+    expect(configHubs({ ...base, hubs: { feedBacklogBytes: 64 << 20 } })).toEqual({ feedBacklogBytes: 64 << 20 });
+    expect(configHubs(base)).toBeUndefined();
+    expect(() => configHubs({ ...base, hubs: 5 } as unknown as ConfigModule)).toThrow(InvalidArgumentError);
+    const fn: ConfigModule = () => ({ ...base, topics: [], hubs: { maxCatchUps: 8 } });
+    expect(configHubs(fn)).toBeUndefined();
+    const sync = { topic: () => ({}) } as unknown as Sync;
+    const withTopic: ConfigModule = () => ({ ...base, hubs: { maxCatchUps: 8 } });
+    await expect(resolveConfig(withTopic, sync)).rejects.toThrow(/config\.hubs is read before the Sync is created/);
   });
 });

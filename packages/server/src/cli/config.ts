@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import type { Sync, TopicOptions } from "../core/types.js";
+import type { HubRegistryOptions } from "../core/hub-options.js";
 import type { BridgeOptions, ExposedTopic, AuthorizeRequest } from "../bridge/options.js";
 import type { AuthorizeResult } from "../bridge/grant.js";
 
@@ -36,6 +37,12 @@ export interface TidemarkConfig<P = unknown> {
   drainSpreadMs?: number;
   /** Warm each exposed topic's hub feed at start and hold it this long (`BridgeOptions.warmHubsMs`). @default 60000 under `tidemark serve` */
   warmHubsMs?: number;
+  /**
+   * The Sync's hub settings (`createSync({ hubs })`), for example a larger `feedBacklogBytes` for
+   * resume storms of many tenants. Read before the Sync exists, so only from an object config: a
+   * function config that returns `hubs` is refused.
+   */
+  hubs?: HubRegistryOptions;
   principalKey?: BridgeOptions<P>["principalKey"];
   expiresAt?: BridgeOptions<P>["expiresAt"];
   logLevel?: BridgeOptions<P>["logLevel"];
@@ -84,11 +91,23 @@ export function configNamespace(mod: ConfigModule): string | undefined {
   return typeof mod === "function" ? undefined : mod.namespace;
 }
 
+/** The hub settings of an object config (the Sync is created with them, before the config is resolved). */
+export function configHubs(mod: ConfigModule): HubRegistryOptions | undefined {
+  if (typeof mod === "function") return undefined;
+  if (mod.hubs !== undefined && (typeof mod.hubs !== "object" || mod.hubs === null || Array.isArray(mod.hubs))) {
+    throw new InvalidArgumentError("config.hubs must be an object of hub settings (see createSync's hubs option)");
+  }
+  return mod.hubs;
+}
+
 /** Evaluates a config against a Sync: topics declared, every field checked. */
 export async function resolveConfig<P>(mod: ConfigModule<P>, sync: Sync): Promise<{ config: TidemarkConfig<P>; topics: ExposedTopic<P>[] }> {
   const config = typeof mod === "function" ? await mod({ sync }) : mod;
   if (!config || !Array.isArray(config.topics) || config.topics.length === 0) {
     throw new InvalidArgumentError("config.topics must list at least one topic");
+  }
+  if (typeof mod === "function" && config.hubs !== undefined) {
+    throw new InvalidArgumentError("config.hubs is read before the Sync is created: export an object config to set it (a config function's hubs would be ignored)");
   }
   if (typeof config.authenticate !== "function") throw new InvalidArgumentError("config.authenticate must be a function");
   const topics = config.topics.map((entry, i): ExposedTopic<P> => {

@@ -9,7 +9,7 @@ import type { Sync } from "../core/types.js";
 import { createNodeBridge, serveBridge } from "../bridge/node/serve.js";
 import { pino, type Logger as Pino } from "pino";
 import { parseCli, USAGE } from "./args.js";
-import { configNamespace, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
+import { configNamespace, configHubs, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
 import { devPublishRoute } from "./dev.js";
 import { shutdownRequested } from "./shutdown.js";
 import { packageVersion } from "./version.js";
@@ -54,6 +54,7 @@ export async function main(argv: string[]): Promise<number> {
   const mod: ConfigModule = configFile ? await loadConfigModule(configFile) : (devConfig as ConfigModule);
   const syncOptions: SyncOptions = {
     namespace: configNamespace(mod),
+    hubs: configHubs(mod),
     // The Sync's one "which broker" line as a JSON log line like the CLI's own, not plain stderr.
     logger,
     ...(natsUrl ? { nats: { servers: natsUrl } } : { embedded: { dataDir } }),

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -131,6 +131,25 @@ describe("the tidemark command", () => {
       expect(await gone(natsPid), `nats-server ${natsPid} outlived tidemark serve`).toBe(true);
     } finally {
       if (alive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("cli - config.hubs reaches the Sync's hubs: a bad hub setting stops tidemark serve with its InvalidArgumentError", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+    try {
+      const config = (hubs: string) => {
+        const file = join(dataDir, `config-${hubs.length}.mjs`);
+        writeFileSync(file, `export default { topics: [{ id: "inbox", authorize: () => true }], authenticate: (t) => ({ id: t }), hubs: ${hubs} };`);
+        return file;
+      };
+      const bad = await runCli(["serve", "--port", "0", "--data", dataDir, "--config", config("{ maxCatchUps: 0 }")]);
+      expect(bad.code, bad.stdout + bad.stderr).not.toBe(0);
+      expect(bad.stdout + bad.stderr).toContain("hub option maxCatchUps must be positive");
+      const notObject = await runCli(["serve", "--port", "0", "--data", dataDir, "--config", config('"big"')]);
+      expect(notObject.code).not.toBe(0);
+      expect(notObject.stdout + notObject.stderr).toContain("config.hubs must be an object");
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
