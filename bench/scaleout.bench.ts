@@ -46,6 +46,12 @@ import { BridgeFleet, startWsServers } from "./scaleout/sides.js";
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CLIENTS = env("SCALEOUT_CLIENTS", 100_000);
 const GROUPS = env("SCALEOUT_GROUPS", 1_000);
+/**
+ * Each topic feed's backlog (`hubs.feedBacklogBytes`), sized as deployment.md says for resume
+ * storms: the events of the longest reconnect window (at 100,000 users a killed bridge's clients
+ * come back over 30-45 s, at 1,000 personal events/s of ~700 bytes decoded: ~30 MiB).
+ */
+const FEED_BACKLOG_MIB = env("SCALEOUT_FEED_BACKLOG_MIB", 64);
 const FAULTS = (process.env.SCALEOUT_FAULTS ?? "kill-one,kill-all,drain").split(",").filter(Boolean);
 const CLUSTER = process.env.SCALEOUT_NATS === "cluster";
 const IDLE_MS = env("SCALEOUT_IDLE_MS", 10_000);
@@ -142,7 +148,17 @@ async function jsApi(monitorUrl: string | undefined): Promise<{ total: number; e
 async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge: number[]) => boolean, probe?: Probe): Promise<number> {
   let shown = Date.now();
   let api0 = probe ? await jsApi(probe.monitorUrl) : undefined;
-  let cpu0 = probe ? sum(probe.pids(), cpuSeconds) : 0;
+  // CPU seconds per bridge pid at the last line: a killed bridge's pid is gone (no reading) and
+  // its restart is a new pid that starts from 0, so each line sums the live pids' own growth.
+  const cpuAt = new Map<number, number>(probe ? probe.pids().map((p) => [p, cpuSeconds(p)]) : []);
+  const cpuGrowth = (pids: number[]) =>
+    pids.reduce((n, p) => {
+      const now = cpuSeconds(p);
+      if (Number.isNaN(now)) return n;
+      const grown = now - (cpuAt.get(p) ?? 0);
+      cpuAt.set(p, now);
+      return n + grown;
+    }, 0);
   try {
     const s = await until("every client resumed", async () => {
       const st = await load.status();
@@ -153,12 +169,11 @@ async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge
         let extraInfo = "";
         if (probe) {
           const api = await jsApi(probe.monitorUrl);
-          const cpu = sum(probe.pids(), cpuSeconds);
+          const cpu = cpuGrowth(probe.pids());
           const counters = probe.urls ? await bridgeCounters(probe.urls()) : {};
           const short = Object.fromEntries(Object.entries(counters).map(([k, v]) => [k.replace(/^tidemark_|_total/g, ""), Math.round(v * 10) / 10]));
-          extraInfo = ` js api +${api.total - api0!.total} (errors +${api.errors - api0!.errors}), bridges cpu ${((cpu - cpu0) / dt).toFixed(2)} cores, ${JSON.stringify(short)}`;
+          extraInfo = ` js api +${api.total - api0!.total} (errors +${api.errors - api0!.errors}), bridges cpu ${(cpu / dt).toFixed(2)} cores, ${JSON.stringify(short)}`;
           api0 = api;
-          cpu0 = cpu;
         }
         console.log(`  ${Math.round((shown - since) / 1000)} s: ${JSON.stringify(st)}${extraInfo}`);
       }
@@ -175,7 +190,9 @@ async function everyoneResumed(load: StormLoad, since: number, extra: (perBridge
 async function bridgeCounters(urls: string[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const url of urls) {
-    const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => "");
+    // Bounded: a bridge that takes the connection but does not answer (restarting, starved) left
+    // the progress line, and with it the fault's own timeout, waiting forever (100,000 users).
+    const text = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3_000) }).then((r) => r.text()).catch(() => "");
     for (const line of text.split("\n")) {
       const m = /^(tidemark_(?:bridge_(?:rejected|resets|errors|replays|subscription_retries|event_loop_stalled_seconds)|hub_(?:covered|cover_reads|cover_read_seconds|fallbacks|subscriber_replays))_total(?:\{[^}]*\})?) ([\d.e+-]+)/.exec(line);
       if (m && Number(m[2]) > 0) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
@@ -238,7 +255,7 @@ async function tidemarkSide(dir: string): Promise<TidemarkFigures> {
   // cap on sockets waiting for hello (200) would shed most of a wave; a balancer in front would
   // show the bridge one address for everyone, and is given the same room.
   const limits = "{ maxUnauthenticatedPerAddress: 1000, maxUnauthenticated: 5000 }";
-  const fleet = await BridgeFleet.start(BRIDGES, dir, stormConfigSource(namespace, { replicas, limits }), natsUrl);
+  const fleet = await BridgeFleet.start(BRIDGES, dir, stormConfigSource(namespace, { replicas, limits, hubs: `{ feedBacklogBytes: ${FEED_BACKLOG_MIB * 2 ** 20} }` }), natsUrl);
   const load = await StormLoad.start({ processes: LOADGENS });
   try {
     const publisher = new StormPublisher(tidemarkPublishOne(sync, replicas));
@@ -276,7 +293,7 @@ killChildrenOnSignal(() => rmSync(dir, { recursive: true, force: true }));
 try {
   console.log(environment());
   console.log(`scale-out: ${CLIENTS} clients, ${GROUPS} groups, ${BRIDGES} bridges, ${LOADGENS} load generators (open files ${openFilesLimit()} per process), nats ${CLUSTER ? "3-node cluster, R3" : "one server"}, faults ${FAULTS.join(",") || "none"}`);
-  console.log(`steady load: ${RATES.personalPerSecond} personal events/s + ${RATES.groupPerSecond} group events/s for ${STEADY_MS / 1000} s; idle window ${IDLE_MS / 1000} s`);
+  console.log(`steady load: ${RATES.personalPerSecond} personal events/s + ${RATES.groupPerSecond} group events/s for ${STEADY_MS / 1000} s; idle window ${IDLE_MS / 1000} s; feed backlog ${FEED_BACKLOG_MIB} MiB per topic`);
   const raw = process.env.SCALEOUT_SKIP_WS ? undefined : await (async () => {
     await using nats = await startBenchNats();
     return await rawSide(nats.url);

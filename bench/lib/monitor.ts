@@ -2,7 +2,7 @@
 
 /** The JSON of `path` (with its query) on the monitoring endpoint at `monitorUrl`. */
 export async function monitorJson<T>(monitorUrl: string | undefined, path: string): Promise<T> {
-  return (await (await fetch(new URL(path, monitorUrl))).json()) as T;
+  return (await (await fetch(new URL(path, monitorUrl), { signal: AbortSignal.timeout(5_000) })).json()) as T;
 }
 
 /**

@@ -21,7 +21,7 @@ export function stormTopicOptions(id: string, replicas = 1) {
  * its own tenant of `notifications` and its group's tenant of `groups`. `limits`: a JS object
  * literal for the bridge's limits (defaults when omitted).
  */
-export function stormConfigSource(namespace: string, o: { replicas?: number; limits?: string } = {}): string {
+export function stormConfigSource(namespace: string, o: { replicas?: number; limits?: string; hubs?: string } = {}): string {
   const topic = (id: string, field: string) =>
     `{ ...${JSON.stringify(stormTopicOptions(id, o.replicas))}, authorize: (p, r) => r.tenantId !== undefined && r.tenantId === p.${field} }`;
   return `export default {
@@ -30,6 +30,7 @@ export function stormConfigSource(namespace: string, o: { replicas?: number; lim
   authenticate: (token) => { const [id, group] = token.split("|"); return id && group ? { id, group } : null; },
   logLevel: "warn",
   ${o.limits ? `limits: ${o.limits},` : ""}
+  ${o.hubs ? `hubs: ${o.hubs},` : ""}
 };
 `;
 }
