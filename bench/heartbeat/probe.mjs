@@ -59,8 +59,10 @@ const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-di
 if (KEEP) bridge.stdout.pipe(createWriteStream(join(dir, "bridge.out")));
 await new Promise((resolve) => bridge.stdout.on("data", (d) => String(d).includes('"listening"') && resolve()));
 const rss0 = rss(bridge.pid);
+const connectStart = Date.now();
 const load = spawn(process.execPath, [fileURLToPath(new URL("./load.mjs", import.meta.url)), `ws://127.0.0.1:${port}/ws`, String(N)], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, HB: String(HB), MODE } });
 await new Promise((resolve) => load.stdout.once("data", resolve));
+const connectS = (Date.now() - connectStart) / 1000;
 await sleep(SETTLE * 1000);
 const bridge0 = cpu(bridge.pid);
 const nats0 = cpu(nats.pid);
@@ -73,6 +75,7 @@ console.log(
     dist: DIST,
     clients: MODE,
     connections: N,
+    connectS,
     windowS: +seconds.toFixed(1),
     bridgeIdleCpuUsPerConnSecond: perConnSecond(cpu(bridge.pid) - bridge0),
     natsIdleCpuUsPerConnSecond: perConnSecond(cpu(nats.pid) - nats0),

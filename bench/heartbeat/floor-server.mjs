@@ -1,0 +1,75 @@
+// The floor under the bridge's idle cost: a server that speaks only what an idle Tidemark
+// connection needs (hello -> welcome, subscribe -> subscribed + caught_up, a ping every 10 s
+// with the first at random in the second half of the interval, a pong read without parsing),
+// with no topics, hubs or NATS. Run by floor.mjs over `ws` (KIND=ws, what the bridge uses) or
+// over a uWebSockets.js build (KIND=uws, UWS=its module path: uws.js or a uws_*.node binary).
+import { createRequire } from "node:module";
+
+const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
+const KIND = process.env.KIND ?? "ws";
+const PORT = Number(process.argv[2]);
+const HB = Number(process.env.HB ?? 10_000);
+const PING = '{"type":"ping"}';
+const PONG = '{"type":"pong"}';
+const conns = new Set();
+const now = () => performance.now();
+
+function onText(c, text) {
+  c.seen = now();
+  if (text === PONG) return;
+  const f = JSON.parse(text);
+  if (f.type === "hello") c.send(JSON.stringify({ type: "welcome", v: 1, connectionId: "c", heartbeatMs: HB, principal: "p", revision: 5 }));
+  else if (f.type === "subscribe") {
+    c.send(JSON.stringify({ type: "subscribed", id: f.id, hub: 1, mode: "hub" }));
+    c.send(JSON.stringify({ type: "caught_up", id: f.id, cursor: "s6t.0" }));
+  }
+}
+const due = () => now() + HB / 2 + (Math.random() * HB) / 2;
+
+// One walk a second, as the bridge's ticker does.
+setInterval(() => {
+  const t = now();
+  for (const c of conns) {
+    if (t < c.due) continue;
+    c.due = t + HB;
+    c.ping();
+  }
+}, 1000);
+
+if (KIND === "uws") {
+  const uWS = require(process.env.UWS);
+  const decoder = new TextDecoder();
+  const ping = Buffer.from(PING);
+  uWS
+    .App()
+    .ws("/ws", {
+      idleTimeout: 0,
+      sendPingsAutomatically: false,
+      maxPayloadLength: 65_536,
+      upgrade: (res, req, context) =>
+        res.upgrade({}, req.getHeader("sec-websocket-key"), req.getHeader("sec-websocket-protocol"), req.getHeader("sec-websocket-extensions"), context),
+      open: (ws) => {
+        const c = { due: due(), seen: now(), send: (t) => ws.send(t, false), ping: () => ws.send(ping, false) };
+        ws.getUserData().c = c;
+        conns.add(c);
+      },
+      message: (ws, message) => onText(ws.getUserData().c, decoder.decode(message)),
+      close: (ws) => conns.delete(ws.getUserData().c),
+    })
+    .listen("127.0.0.1", PORT, (token) => {
+      if (!token) throw new Error(`cannot listen on ${PORT}`);
+      console.log('"listening"');
+    });
+} else {
+  const { WebSocketServer } = require("ws");
+  // The bridge's ping: one frame built once, written to each socket as is (bridge/node/ws.ts).
+  const wire = Buffer.concat([Buffer.from([0x81, PING.length]), Buffer.from(PING)]);
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: PORT, perMessageDeflate: false });
+  wss.on("connection", (ws) => {
+    const c = { due: due(), seen: now(), send: (t) => ws.send(t), ping: () => ws._socket.write(wire) };
+    conns.add(c);
+    ws.on("message", (data) => onText(c, data.toString()));
+    ws.on("close", () => conns.delete(c));
+  });
+  wss.on("listening", () => console.log('"listening"'));
+}
