@@ -3,7 +3,11 @@
 // with the first at random in the second half of the interval, a pong read without parsing),
 // with no topics, hubs or NATS. Run by floor.mjs over `ws` (KIND=ws, what the bridge uses) or
 // over a uWebSockets.js build (KIND=uws, UWS=its module path: uws.js or a uws_*.node binary).
+import { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
+import { setInterval } from "node:timers";
+import { TextDecoder } from "node:util";
 
 const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
 const KIND = process.env.KIND ?? "ws";

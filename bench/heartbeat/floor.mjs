@@ -7,9 +7,8 @@
 //
 // N (3000), SETTLE (30), WINDOW (60), HB (10000), KIND (ws|uws), UWS (a uWebSockets.js module).
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { cpu, freePort, rss } from "./proc.mjs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
@@ -19,18 +18,6 @@ const WINDOW = env("WINDOW", 60);
 const KIND = process.env.KIND ?? "ws";
 if (KIND === "uws" && !process.env.UWS) throw new Error("KIND=uws needs UWS=<path of a uWebSockets.js module>");
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
 const port = await freePort();

@@ -12,11 +12,11 @@
 // NODE_ARGS (more flags for the bridge's node, e.g. "--trace-gc"; its stdout is then kept in
 // the printed directory as bridge.out).
 import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cpu, freePort, rss } from "./proc.mjs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -32,19 +32,6 @@ const NODE_ARGS = (process.env.NODE_ARGS ?? "").split(" ").filter(Boolean);
 const KEEP = PROF || NODE_ARGS.length > 0;
 const natsServer = process.env.TIDEMARK_NATS_SERVER ?? (existsSync(join(root, ".tools/bin/nats-server")) ? join(root, ".tools/bin/nats-server") : "nats-server");
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-/** utime + stime of a process, in seconds. */
-const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-heartbeat-"));
 const natsPort = await freePort();
