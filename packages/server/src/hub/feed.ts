@@ -63,7 +63,7 @@ export class TopicFeed<T = unknown> {
     this.#stats = stats;
     stats.feeds++;
     this.topic = topic;
-    this.cursors = new IncarnationCursors(head.cursor, (s) => topic.cursorAt(s));
+    this.cursors = new IncarnationCursors(head.cursor, topic);
     this.startSerial = head.serial;
     this.position = head.sequence;
     this.backlog = new Backlog<T>(head.sequence, settings.backlogSequences, settings.backlogBytes, settings.sizeOf);

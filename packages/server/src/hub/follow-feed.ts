@@ -32,17 +32,7 @@ export class FeedFollow<T> implements FollowerSource<T> {
     if (!feed) throw recreated(topic.id);
     this.#feed = feed;
     this.#buffer = [];
-    const member: FeedMember<T> = {
-      tenantId,
-      get watermark() {
-        return target.watermark;
-      },
-      deliver: (event) => {
-        if (this.#buffer) this.#buffer.push(event);
-        else if (target.live) target.push(event);
-      },
-      fail: (err) => target.fail(err),
-    };
+    const member = new Member(this, target);
     this.#member = member;
     const seam = feed.attach(member);
     // Served from the feed's recent events when it holds (or can read, once for every tenant
@@ -84,6 +74,12 @@ export class FeedFollow<T> implements FollowerSource<T> {
     link.stats.caughtUp();
   }
 
+  /** @internal An event the feed hands over: held while the backfill runs, then pushed. */
+  handed(event: TidemarkEvent<T>, target: FollowTarget<T>): void {
+    if (this.#buffer) this.#buffer.push(event);
+    else if (target.live) target.push(event);
+  }
+
   /** The feed handed over every event up to its position: no lookup needed. */
   async idleMark(): Promise<number | undefined> {
     return this.#feed?.position;
@@ -92,5 +88,34 @@ export class FeedFollow<T> implements FollowerSource<T> {
   stop(): void {
     if (this.#feed && this.#member) this.#feed.detach(this.#member);
     this.#buffer = undefined;
+  }
+}
+
+/**
+ * A follower as its feed sees it. A class, not an object literal: with a tenant per user there
+ * is one per connection, and a literal with a getter and two closures held ~600 bytes of
+ * dictionary properties and closure contexts (heap snapshot of 3,000 idle connections).
+ */
+class Member<T> implements FeedMember<T> {
+  readonly tenantId: string | undefined;
+  readonly #follow: FeedFollow<T>;
+  readonly #target: FollowTarget<T>;
+
+  constructor(follow: FeedFollow<T>, target: FollowTarget<T>) {
+    this.tenantId = target.tenantId;
+    this.#follow = follow;
+    this.#target = target;
+  }
+
+  get watermark(): number {
+    return this.#target.watermark;
+  }
+
+  deliver(event: TidemarkEvent<T>): void {
+    this.#follow.handed(event, this.#target);
+  }
+
+  fail(err: unknown): void {
+    this.#target.fail(err);
   }
 }

@@ -39,7 +39,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   /** Terminal failure of the follower; subscribers drain the ring, then get it. */
   error: unknown;
   /** Called once when the follower fails or is retired. */
-  onEnd: (() => void) | undefined;
+  onEnd: ((follower: Follower<unknown>) => void) | undefined;
   /** Cursors of the incarnation the follower started on; set by `start`. */
   cursors: IncarnationCursors | undefined;
   /** Serial of the head read the follower started from (see {@link HeadRead.serial}). */
@@ -115,7 +115,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   start(position: number, head: HeadRead): void {
     if (this.ring) return;
     const headSequence = head.sequence;
-    this.cursors = new IncarnationCursors(head.cursor, (s) => this.topic.cursorAt(s));
+    this.cursors = new IncarnationCursors(head.cursor, this.topic);
     this.#cursor = undefined;
     this.startSerial = head.serial;
     const from = headSequence - position <= this.#source.reach ? Math.min(position, headSequence) : headSequence;
@@ -143,7 +143,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.#abort.abort();
     this.#source.stop();
     this.#wake();
-    this.onEnd?.();
+    this.onEnd?.(this as Follower<unknown>);
     for (const sink of [...this.#sinks]) if (this.#drop(sink)) sink.detached(this.error);
   }
 

@@ -31,9 +31,10 @@ export function recreated(topicId: string): CursorMismatchError {
 export class IncarnationCursors {
   readonly incarnation: string | undefined;
   readonly #prefix: string | undefined;
-  readonly #fallback: (sequence: number) => Cursor;
+  /** The topic, whose own cursors serve other cursor formats (kept rather than a closure: one per follower). */
+  readonly #fallback: { cursorAt(sequence: number): Cursor };
 
-  constructor(head: Cursor, fallback: (sequence: number) => Cursor) {
+  constructor(head: Cursor, fallback: { cursorAt(sequence: number): Cursor }) {
     this.#fallback = fallback;
     try {
       const parts = decodeCursor(head);
@@ -46,7 +47,7 @@ export class IncarnationCursors {
   }
 
   at(sequence: number): Cursor {
-    return this.#prefix === undefined ? this.#fallback(sequence) : cursorWithPrefix(this.#prefix, sequence);
+    return this.#prefix === undefined ? this.#fallback.cursorAt(sequence) : cursorWithPrefix(this.#prefix, sequence);
   }
 
   /** True when an event's cursor belongs to this incarnation (a cheap prefix test, once per event). */

@@ -12,7 +12,7 @@ import type { Topic } from "../core/types.js";
 import { Follower, type HubSettings } from "./follower.js";
 import { FeedFollow } from "./follow-feed.js";
 import { TenantFollow } from "./follow-tenant.js";
-import { FEED_BACKLOG_SEQUENCES } from "./settings.js";
+import { FEED_BACKLOG_SEQUENCES, type FeedLink } from "./settings.js";
 import { HeadReader, type HeadRead } from "./head.js";
 import { run } from "./subscriber.js";
 import { WindowWatch } from "./watch.js";
@@ -59,6 +59,7 @@ export class HubRegistry {
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
   readonly #watch: WindowWatch;
   readonly #feeds = new Map<Topic<unknown>, TopicFeed<unknown>>();
+  readonly #links = new Map<Topic<unknown>, FeedLink<unknown>>();
   readonly #mode: (topicId: string) => HubMode;
   /** @internal Bound on catch-up replays at once (mode "topic"). */
   readonly limiter: Limiter;
@@ -162,20 +163,37 @@ export class HubRegistry {
     let follower = byTenant.get(tenantId) as Follower<T> | undefined;
     if (!follower) {
       const settings = this.#settings;
-      const source = this.shared(key)
-        ? new FeedFollow<T>({ feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats }, settings.backlogSequences)
-        : new TenantFollow<T>(settings.maxBackfillSequences);
+      const source = this.shared(key) ? new FeedFollow<T>(this.#linkOf(topic), settings.backlogSequences) : new TenantFollow<T>(settings.maxBackfillSequences);
       const created = new Follower<T>(topic, tenantId, settings, source);
-      created.onEnd = () => {
-        if (byTenant.get(tenantId) === (created as Follower<unknown>)) byTenant.delete(tenantId);
-        if (byTenant.size === 0 && this.#followers.get(key) === byTenant) this.#followers.delete(key);
-      };
+      created.onEnd = this.#ended;
       byTenant.set(tenantId, created as Follower<unknown>);
       follower = created;
       this.#watch.ensure();
     }
     follower.members++;
     return follower;
+  }
+
+  /** Forgets a follower that ended (its `onEnd`: one function for all of them, not a closure each). */
+  readonly #ended = (follower: Follower<unknown>): void => {
+    const byTenant = this.#followers.get(follower.topic as Topic<unknown>);
+    if (!byTenant) return;
+    if (byTenant.get(follower.tenantId) === follower) byTenant.delete(follower.tenantId);
+    if (byTenant.size === 0) {
+      this.#followers.delete(follower.topic as Topic<unknown>);
+      this.#links.delete(follower.topic as Topic<unknown>);
+    }
+  };
+
+  /** How the followers of `topic` reach its feed: one per topic, shared by its followers. */
+  #linkOf<T>(topic: Topic<T>): FeedLink<T> {
+    const key = topic as Topic<unknown>;
+    let link = this.#links.get(key) as FeedLink<T> | undefined;
+    if (!link) {
+      link = { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats };
+      this.#links.set(key, link as FeedLink<unknown>);
+    }
+    return link;
   }
 
   /**
