@@ -27,7 +27,7 @@ export class FeedFollow<T> implements FollowerSource<T> {
 
   async run(target: FollowTarget<T>, from: number, head: HeadRead): Promise<void> {
     const link = this.#link;
-    const { topic, tenantId, signal } = target;
+    const { topic, tenantId } = target;
     const feed = link.feedFor(head);
     if (!feed) throw recreated(topic.id);
     this.#feed = feed;
@@ -39,26 +39,26 @@ export class FeedFollow<T> implements FollowerSource<T> {
     // asking) everything above our position; else a replay of our own, below.
     if (target.last < seam) {
       const why = await feed.cover(target.last);
-      const events = why === undefined && !signal.aborted ? feed.backlog.slice(tenantId, target.last, seam) : undefined;
+      const events = why === undefined && !target.retired ? feed.backlog.slice(tenantId, target.last, seam) : undefined;
       if (events) {
         for (const event of events) target.push(event);
         target.reached(seam);
         link.stats.covered++;
-      } else if (!signal.aborted) link.stats.fellBack(why ?? "trimmed after the cover");
+      } else if (!target.retired) link.stats.fellBack(why ?? "trimmed after the cover");
     }
     const retry = new BrokerRetry();
-    while (target.last < seam && !signal.aborted) {
+    while (target.last < seam && !target.retired) {
       const release = await link.limiter.acquire();
       try {
-        if (signal.aborted) return;
-        const backlog = topic.replay({ after: target.cursorAt(target.last), until: target.cursorAt(seam), tenantId, signal });
+        if (target.retired) return;
+        const backlog = topic.replay({ after: target.cursorAt(target.last), until: target.cursorAt(seam), tenantId, signal: target.signal });
         for await (const event of backlog) {
           target.push(event);
           retry.progress();
         }
         target.reached(seam);
       } catch (err) {
-        if (signal.aborted) return;
+        if (target.retired) return;
         // As in mode "tenant": subscribers below the seam fall back to their own replay and gap.
         if (isTidemarkError(err) && err.code === ErrorCode.RetentionGap) target.skipTo(seam);
         else await retry.wait(err);
@@ -66,7 +66,7 @@ export class FeedFollow<T> implements FollowerSource<T> {
         release();
       }
     }
-    if (signal.aborted) return;
+    if (target.retired) return;
     const buffered = this.#buffer ?? [];
     this.#buffer = undefined;
     for (const event of buffered) target.push(event);

@@ -20,7 +20,7 @@ import type { TopicWindow } from "./window.js";
 import type { LiveSink } from "./sink.js";
 import type { FollowerSource, FollowTarget } from "./source.js";
 import { recordDelivery } from "../observe/trace.js";
-import { deferred, type HubSettings } from "./settings.js";
+import { deferred, type Deferred, type HubSettings } from "./settings.js";
 
 export type { HubSettings };
 
@@ -46,7 +46,12 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   startSerial = 0;
   readonly #settings: HubSettings;
   readonly #source: FollowerSource<T>;
-  readonly #abort = new AbortController();
+  /**
+   * Made when a source first asks for the signal (a replay or a tenant consumer needs one): an
+   * AbortSignal is an EventTarget with two Maps, ~600 bytes, and in mode "topic" a follower whose
+   * tenant resumes from the feed never needs it (one per connection with a tenant per user).
+   */
+  #abort: AbortController | undefined;
   /**
    * Kept beside the signal: the window check reads it for every follower every `windowPollMs`,
    * and `AbortSignal.aborted` is a checked accessor (12 % of an idle bridge's CPU with one tenant
@@ -54,7 +59,8 @@ export class Follower<T = unknown> implements FollowTarget<T> {
    */
   #retired = false;
   #last = 0;
-  #tick = deferred();
+  /** Made when a subscriber waits (`changed()`), not for every follower and push: most have nobody waiting. */
+  #tick: Deferred | undefined;
   #refreshedAt = 0;
   #refreshing = false;
   #cursorSequence = -1;
@@ -75,6 +81,10 @@ export class Follower<T = unknown> implements FollowTarget<T> {
 
   /** @internal FollowTarget */
   get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.#retired) this.#abort.abort();
+    }
     return this.#abort.signal;
   }
 
@@ -90,7 +100,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
 
   /** Resolves at the next push, watermark move, failure or retirement. */
   changed(): Promise<void> {
-    return this.#tick.promise;
+    return (this.#tick ??= deferred()).promise;
   }
 
   /**
@@ -123,11 +133,10 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.watermark = from;
     this.#last = from;
     this.#refreshedAt = Date.now();
-    const signal = this.#abort.signal;
     this.#source.run(this, from, head).catch(async (err: unknown) => {
-      if (signal.aborted) return;
+      if (this.#retired) return;
       const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors?.incarnation);
-      if (!signal.aborted) this.fail(failure);
+      if (!this.#retired) this.fail(failure);
     });
   }
 
@@ -140,7 +149,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   retire(): void {
     if (this.#retired) return;
     this.#retired = true;
-    this.#abort.abort();
+    this.#abort?.abort();
     this.#source.stop();
     this.#wake();
     this.onEnd?.(this as Follower<unknown>);
@@ -284,7 +293,8 @@ export class Follower<T = unknown> implements FollowTarget<T> {
 
   #wake(): void {
     const tick = this.#tick;
-    this.#tick = deferred();
+    if (!tick) return;
+    this.#tick = undefined;
     tick.resolve();
   }
 }

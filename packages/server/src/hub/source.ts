@@ -13,8 +13,10 @@ import type { TopicWindow } from "./window.js";
 export interface FollowTarget<T> {
   readonly topic: Topic<T>;
   readonly tenantId: string | undefined;
-  /** Aborted when the follower retires or fails: the source stops reading. */
+  /** Aborted when the follower retires or fails: the source stops reading. Made on first use: pass it to reads, test `retired` otherwise. */
   readonly signal: AbortSignal;
+  /** True once the follower retired or failed (what `signal.aborted` says, without making the signal). */
+  readonly retired: boolean;
   /** Sequence of the last event pushed (or where the ring starts). */
   readonly last: number;
   /** Every event of the tenant up to it was pushed. */
