@@ -15,20 +15,20 @@ import type { FollowerSource, FollowTarget } from "./source.js";
 
 /** @internal */
 export class FeedFollow<T> implements FollowerSource<T> {
-  readonly #link: FeedLink<T>;
+  readonly #link: FeedLink;
   #feed: TopicFeed<T> | undefined;
   #member: FeedMember<T> | undefined;
   /** Events the feed handed over while the backfill below the seam runs. */
   #buffer: TidemarkEvent<T>[] | undefined;
 
-  constructor(link: FeedLink<T>, readonly reach: number) {
+  constructor(link: FeedLink, readonly reach: number) {
     this.#link = link;
   }
 
   async run(target: FollowTarget<T>, from: number, head: HeadRead): Promise<void> {
     const link = this.#link;
     const { topic, tenantId } = target;
-    const feed = link.feedFor(head);
+    const feed = link.feedFor(topic, head);
     if (!feed) throw recreated(topic.id);
     this.#feed = feed;
     this.#buffer = [];

@@ -59,7 +59,8 @@ export class HubRegistry {
   readonly #heads = new WeakMap<Topic<unknown>, HeadReader>();
   readonly #watch: WindowWatch;
   readonly #feeds = new Map<Topic<unknown>, TopicFeed<unknown>>();
-  readonly #links = new Map<Topic<unknown>, FeedLink<unknown>>();
+  /** How every follower of mode "topic" reaches its topic's feed (one object, not one per follower). */
+  readonly #link: FeedLink;
   readonly #mode: (topicId: string) => HubMode;
   /** @internal Bound on catch-up replays at once (mode "topic"). */
   readonly limiter: Limiter;
@@ -88,6 +89,7 @@ export class HubRegistry {
     }
     this.#mode = typeof hubMode === "function" ? hubMode : () => hubMode;
     this.limiter = new Limiter(s.maxCatchUps);
+    this.#link = { feedFor: (topic, head) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats };
     this.#headReadSpacingMs = s.headReadSpacingMs;
     if (options.sizeOf !== undefined && typeof options.sizeOf !== "function") throw new InvalidArgumentError("hub option sizeOf must be a function");
     // Once per event: the feed's backlog and the tenant's ring hold the same event object. The
@@ -163,7 +165,7 @@ export class HubRegistry {
     let follower = byTenant.get(tenantId) as Follower<T> | undefined;
     if (!follower) {
       const settings = this.#settings;
-      const source = this.shared(key) ? new FeedFollow<T>(this.#linkOf(topic), settings.backlogSequences) : new TenantFollow<T>(settings.maxBackfillSequences);
+      const source = this.shared(key) ? new FeedFollow<T>(this.#link, settings.backlogSequences) : new TenantFollow<T>(settings.maxBackfillSequences);
       const created = new Follower<T>(topic, tenantId, settings, source);
       created.onEnd = this.#ended;
       byTenant.set(tenantId, created as Follower<unknown>);
@@ -179,22 +181,9 @@ export class HubRegistry {
     const byTenant = this.#followers.get(follower.topic as Topic<unknown>);
     if (!byTenant) return;
     if (byTenant.get(follower.tenantId) === follower) byTenant.delete(follower.tenantId);
-    if (byTenant.size === 0) {
-      this.#followers.delete(follower.topic as Topic<unknown>);
-      this.#links.delete(follower.topic as Topic<unknown>);
-    }
+    if (byTenant.size === 0) this.#followers.delete(follower.topic as Topic<unknown>);
   };
 
-  /** How the followers of `topic` reach its feed: one per topic, shared by its followers. */
-  #linkOf<T>(topic: Topic<T>): FeedLink<T> {
-    const key = topic as Topic<unknown>;
-    let link = this.#links.get(key) as FeedLink<T> | undefined;
-    if (!link) {
-      link = { feedFor: (head: HeadRead) => this.#feedFor(topic, head), limiter: this.limiter, stats: this.stats };
-      this.#links.set(key, link as FeedLink<unknown>);
-    }
-    return link;
-  }
 
   /**
    * The topic's running feed of the head's incarnation, started at that head if none runs. A feed

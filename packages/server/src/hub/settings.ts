@@ -1,5 +1,6 @@
 /** Resolved settings of a hub's followers, how a follower reaches its topic's feed, and a wake-up signal. */
 import type { TidemarkEvent } from "@tidemark/shared";
+import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import type { TopicFeed } from "./feed.js";
 import type { Limiter } from "./limit.js";
@@ -26,10 +27,10 @@ export interface HubSettings {
   sizeOf: (event: TidemarkEvent) => number;
 }
 
-/** @internal How a follower of hub mode "topic" reaches its topic's feed (see `feed.ts`). */
-export interface FeedLink<T> {
-  /** The running feed of the head's incarnation (started at that head if none runs). */
-  feedFor(head: HeadRead): TopicFeed<T> | undefined;
+/** @internal How a follower of hub mode "topic" reaches its topic's feed (see `feed.ts`): one per registry. */
+export interface FeedLink {
+  /** The running feed of `topic` of the head's incarnation (started at that head if none runs). */
+  feedFor<T>(topic: Topic<T>, head: HeadRead): TopicFeed<T> | undefined;
   /** Bound on catch-up replays at once. */
   limiter: Limiter;
   stats: HubStats;
