@@ -11,9 +11,11 @@ export const freePort = () =>
     });
   });
 
-/** utime + stime of a process, in seconds. */
+/** utime + stime of a process, in seconds (as bench/fanout/cpu.ts reads them, for plain node). */
 export const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  // The command may hold ") ": the fields after the last one are fixed.
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) / 100;
 };
 

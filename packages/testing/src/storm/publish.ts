@@ -19,7 +19,7 @@ export function stormTopicOptions(id: string, replicas = 1) {
 /**
  * A `tidemark serve --config` module: a token `u<k>|g<j>` is user k of group j, who may read
  * its own tenant of `notifications` and its group's tenant of `groups`. `limits`: a JS object
- * literal for the bridge's limits (defaults when omitted).
+ * literal for the bridge's limits; `hubs`: one for the Sync's hub settings (defaults when omitted).
  */
 export function stormConfigSource(namespace: string, o: { replicas?: number; limits?: string; hubs?: string } = {}): string {
   const topic = (id: string, field: string) =>
