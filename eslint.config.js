@@ -42,12 +42,14 @@ const serverInternals = {
 const restrict = (...patterns) => ["error", { patterns }];
 
 // The server's Node adapter files: the embedded nats-server, the CLI, the Node transport and the
-// Node WebSocket glue of the bridge. Everything else under server/src runs on any runtime.
+// Node WebSocket glue of the bridge (over `ws`, and over uWebSockets.js, a Node addon). Everything
+// else under server/src runs on any runtime.
 const serverNodeFiles = [
   "packages/server/src/embedded/**",
   "packages/server/src/cli/**",
   "packages/server/src/transport/node.ts",
   "packages/server/src/bridge/node/**",
+  "packages/server/src/bridge/uws/**",
   "packages/server/src/node-sync.ts",
 ];
 

@@ -10,5 +10,7 @@ export type { NatsCredentials } from "./embedded/credentials.js";
 export { findNatsServer, natsServerVersion, NatsServerNotFoundError } from "./embedded/binary.js";
 export { createNodeBridge, serveBridge } from "./bridge/index.js";
 export type { ServeBridgeOptions, BridgeServer } from "./bridge/index.js";
+export { serveBridgeUws } from "./bridge/index.js";
+export type { ServeBridgeUwsOptions, UwsBridgeServer, UwsModule, UwsWebSocket } from "./bridge/index.js";
 export { defineConfig } from "./cli/config.js";
 export type { TidemarkConfig, ConfigTopic, ConfigModule } from "./cli/config.js";

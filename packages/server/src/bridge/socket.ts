@@ -19,6 +19,8 @@ export interface FrameSender {
 export interface FrameText {
   text: string;
   wire?: Uint8Array;
+  /** The text as UTF-8, for a runtime that frames it itself (uWS). */
+  utf8?: Uint8Array;
 }
 
 /** The runtime-neutral view of a WebSocket the bridge writes to. */

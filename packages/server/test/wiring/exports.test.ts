@@ -28,6 +28,11 @@ const NODE_ONLY = [
   "serveBridge",
   "ServeBridgeOptions",
   "BridgeServer",
+  "serveBridgeUws", // uWebSockets.js, a Node addon
+  "ServeBridgeUwsOptions",
+  "UwsBridgeServer",
+  "UwsModule",
+  "UwsWebSocket",
   "defineConfig", // the CLI's config module
   "TidemarkConfig",
   "ConfigTopic",

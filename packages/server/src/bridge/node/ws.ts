@@ -20,7 +20,17 @@ interface Slot {
   events?: WSEvents<WebSocket>;
 }
 
-/** `upgradeWebSocket` for apps served by {@link handleUpgrades}. */
+/**
+ * The env an upgrade request runs the app with, so that {@link upgradeWebSocket} hands the
+ * events the app's route returns back to the runtime entry that upgrades (Node's here, uWS's in
+ * uws/serve.ts) instead of upgrading itself. `incoming` is what `remoteAddressOf` reads.
+ */
+export function upgradeEnv(incoming: unknown): { env: Record<string | symbol, unknown>; events(): WSEvents<WebSocket> | undefined } {
+  const slot: Slot = {};
+  return { env: { incoming, outgoing: undefined, [SLOT]: slot }, events: () => slot.events };
+}
+
+/** `upgradeWebSocket` for apps served by {@link handleUpgrades} (or by `serveBridgeUws`). */
 export const upgradeWebSocket: UpgradeWebSocket<WebSocket> = defineWebSocketHelper<WebSocket>(async (c, events) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return;
   const slot = (c.env as Record<symbol, Slot | undefined> | undefined)?.[SLOT];
@@ -70,16 +80,16 @@ export function handleUpgrades(
       else wss.handleUpgrade(req, socket, head, (ws) => attach(ws, answer as WSEvents<WebSocket>, true));
       return;
     }
-    const slot: Slot = {};
+    const upgrade = upgradeEnv(req);
     void (async () => {
       let response: Response;
       try {
-        response = await fetch(requestOf(req), { incoming: req, outgoing: undefined, [SLOT]: slot });
+        response = await fetch(requestOf(req), upgrade.env);
       } catch {
         refuse(socket, 500);
         return;
       }
-      const events = slot.events;
+      const events = upgrade.events();
       if (!events || socket.destroyed) {
         refuse(socket, events ? 400 : response.status === 200 ? 400 : response.status, response.headers.get("retry-after"));
         return;
