@@ -1,18 +1,50 @@
-/** Setup of the bridge suites: a nats-server per file, a Sync per test, a bridge on a free port. */
+/**
+ * Setup of the bridge suites: a nats-server per file, a Sync per test, a bridge on a free port.
+ * With TIDEMARK_BRIDGE_RUNTIME=uws the bridge is served by uWebSockets.js (`serveBridgeUws`)
+ * instead of `ws`: `pnpm test:uws` runs the suites so.
+ */
 import { afterAll, afterEach, beforeAll } from "vitest";
 import {
   createNodeBridge,
   createSync,
   serveBridge,
+  serveBridgeUws,
   type BridgeOptions,
   type BridgeServer,
+  type UwsBridgeServer,
   type Bridge,
   type Sync,
   type SyncOptions,
   type LogRecord,
 } from "../../src/index.js";
 import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
+import type { Hono } from "hono";
 import { TestClient } from "./client.js";
+import { loadUws } from "../edge/runtimes.js";
+
+/** The runtime the suites serve the bridge on (TIDEMARK_BRIDGE_RUNTIME: "ws", the default, or "uws"). */
+export const bridgeRuntime = process.env.TIDEMARK_BRIDGE_RUNTIME === "uws" ? "uws" : "ws";
+
+/**
+ * How the WebSocket layer closes a socket whose frame announces more than twice maxFrameBytes
+ * (docs/protocol.md): `ws` sends close 1009; uWS drops the connection, which a client sees as 1006.
+ */
+export const FRAME_CUT_CODE = bridgeRuntime === "uws" ? 1006 : 1009;
+
+/** Serves a bridge on the suites' runtime (a free port and a 200 ms drain unless told). */
+export async function serveForTest(bridge: Bridge, options: { port?: number; drainGraceMs?: number; app?: Hono } = {}): Promise<Served> {
+  const merged = { port: 0, drainGraceMs: 200, ...options };
+  return bridgeRuntime === "uws" ? serveBridgeUws(bridge, { uws: loadUws(), ...merged }) : serveBridge(bridge, merged);
+}
+
+/** A bridge served by either runtime. */
+export type Served = Pick<BridgeServer, "port" | "url" | "close"> & Partial<Pick<BridgeServer, "webSocketServer">> & Partial<Pick<UwsBridgeServer, "sockets">>;
+
+/** Bytes each open socket of `server` has queued for sending. */
+export function bufferedAmounts(server: Served): number[] {
+  if (server.webSocketServer) return [...server.webSocketServer.clients].map((ws) => ws.bufferedAmount);
+  return [...(server.sockets ?? [])].map((ws) => ws.getBufferedAmount());
+}
 
 /** Principals of the suites: a user id, its tenants, and an optional expiry. */
 export interface User {
@@ -23,7 +55,7 @@ export interface User {
 
 export interface Running {
   bridge: Bridge;
-  server: BridgeServer;
+  server: Served;
   /** `ws://127.0.0.1:port/ws` */
   wsUrl: string;
   logs: LogRecord[];
@@ -40,7 +72,7 @@ export interface BridgeFixture {
 
 export function useBridgeFixture(): BridgeFixture {
   const syncs: Sync[] = [];
-  const servers: BridgeServer[] = [];
+  const servers: Served[] = [];
   const clients: TestClient[] = [];
   const fx = { tokens: new Map<string, User>() } as BridgeFixture;
   beforeAll(async () => {
@@ -69,7 +101,7 @@ export function useBridgeFixture(): BridgeFixture {
       sync,
       ...options,
     });
-    const server = await serveBridge(bridge, { port: 0, drainGraceMs: 200 });
+    const server = await serveForTest(bridge);
     servers.push(server);
     const wsUrl = `ws://127.0.0.1:${server.port}/ws`;
     return {

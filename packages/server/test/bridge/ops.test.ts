@@ -2,7 +2,7 @@ import { describe, it, expect } from "vitest";
 import { BrokerUnavailableError, HubRegistry, type Topic } from "../../src/index.js";
 import { spyTopic } from "../hub/fixture.js";
 import { TestClient } from "./client.js";
-import { ownTenants, useBridgeFixture } from "./fixture.js";
+import { bufferedAmounts, ownTenants, useBridgeFixture } from "./fixture.js";
 
 const fx = useBridgeFixture();
 fx.tokens.set("alice", { id: "alice", tenants: ["a", "b", "c"] });
@@ -25,7 +25,7 @@ describe("bridge operations", () => {
     const pad = "p".repeat(16 * 1024);
     let maxBuffered = 0;
     const sampler = setInterval(() => {
-      for (const ws of run.server.webSocketServer.clients) maxBuffered = Math.max(maxBuffered, ws.bufferedAmount);
+      maxBuffered = Math.max(maxBuffered, ...bufferedAmounts(run.server));
     }, 5);
     for (let i = 0; i < count; i += 50) {
       await Promise.all(Array.from({ length: 50 }, (_, k) => topic.publish({ data: { i: i + k, pad }, tenantId: "a" })));

@@ -10,12 +10,12 @@ import { Hono } from "hono";
 import { WebSocket } from "ws";
 import { CloseCode, PROTOCOL_NAME } from "@tidemark/shared";
 import { countRequests } from "@tidemark/testing";
-import { createNodeBridge, serveBridge, type Bridge, type BridgeOptions, type BridgeServer } from "../../src/index.js";
+import { createNodeBridge, type Bridge, type BridgeOptions } from "../../src/index.js";
 import { TestClient } from "./client.js";
-import { useBridgeFixture, type User } from "./fixture.js";
+import { serveForTest, useBridgeFixture, type Served as ServedBridge, type User } from "./fixture.js";
 
 const fx = useBridgeFixture();
-const servers: BridgeServer[] = [];
+const servers: ServedBridge[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
@@ -78,7 +78,7 @@ async function serve(served: Served, options: Partial<BridgeOptions<User>>): Pro
     app = new Hono();
     app.route("/rt", bridge.app);
   }
-  const server = await serveBridge(bridge, { port: 0, drainGraceMs: 0, app });
+  const server = await serveForTest(bridge, { drainGraceMs: 0, app });
   servers.push(server);
   return { port: server.port, path: served === "mounted app" ? "/rt/ws" : "/ws", bridge };
 }

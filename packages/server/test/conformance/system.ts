@@ -3,7 +3,8 @@
  * a second Sync (another process) that can destroy and re-create it, and a bridge on a port
  * that survives restarts.
  */
-import { createNodeBridge, expose, hubRegistryOf, serveBridge, WHOLE_TOPIC, type Bridge, type BridgeServer, type HubMode, type Sync, type Topic } from "../../src/index.js";
+import { createNodeBridge, expose, hubRegistryOf, WHOLE_TOPIC, type Bridge, type HubMode, type Sync, type Topic } from "../../src/index.js";
+import { serveForTest, type Served } from "../bridge/fixture.js";
 
 /** What the suite publishes: a counter and some padding to push the byte window. */
 export interface Payload {
@@ -46,7 +47,7 @@ export class System {
   /** The same topic as another process declares it (destroys and re-creates it). */
   readonly otherTopic: Topic<Payload>;
   bridge: Bridge | undefined;
-  server: BridgeServer | undefined;
+  server: Served | undefined;
   #port = 0;
 
   constructor(
@@ -74,7 +75,7 @@ export class System {
       sync: this.main,
       logLevel: "error",
     });
-    this.server = await serveBridge(bridge, { port: this.#port, drainGraceMs: 100 });
+    this.server = await serveForTest(bridge, { port: this.#port, drainGraceMs: 100 });
     this.#port = this.server.port;
     this.bridge = bridge;
   }
