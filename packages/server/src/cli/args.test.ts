@@ -22,6 +22,14 @@ describe("cli arguments", () => {
     expect(() => parseCli(["serve"], { TIDEMARK_BACKLOG: "lots" })).toThrow('--backlog must be a positive integer, got "lots" (TIDEMARK_BACKLOG)');
   });
 
+  it("args - --uws (or TIDEMARK_UWS) names the uWebSockets.js module; it cannot be combined with a backlog", () => {
+    expect(parseCli(["serve", "--uws", "uWebSockets.js"], { TIDEMARK_UWS: "other" })).toMatchObject({ args: { uws: "uWebSockets.js" } });
+    expect(parseCli(["serve"], { TIDEMARK_UWS: "/opt/uws/uws.js" })).toMatchObject({ args: { uws: "/opt/uws/uws.js" } });
+    expect(parseCli(["serve"], { TIDEMARK_UWS: "" })).not.toHaveProperty("args.uws");
+    expect(() => parseCli(["serve", "--uws", "uWebSockets.js", "--backlog", "10"], {})).toThrow("--backlog cannot be set with --uws");
+    expect(() => parseCli(["serve", "--uws"], {})).toThrow("option --uws needs a value");
+  });
+
   it("args - --version and --help win over a command", () => {
     expect(parseCli(["--version"], {})).toEqual({ command: "version" });
     expect(parseCli(["serve", "-v"], {})).toEqual({ command: "version" });

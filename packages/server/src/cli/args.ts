@@ -14,6 +14,8 @@ export const USAGE = `Usage: tidemark serve [options]
   --nats URL      an existing NATS server or cluster, comma-separated (TIDEMARK_NATS_URL)
   --backlog N     listen backlog (default 65535, TIDEMARK_BACKLOG); Linux caps it at
                   net.core.somaxconn: see docs/deployment.md, "Reconnect storms"
+  --uws MODULE    serve WebSockets with uWebSockets.js instead of ws: the name or path of a
+                  native build for this Node (TIDEMARK_UWS); see docs/deployment.md
   --config FILE   ESM module (.mjs/.js) naming the exposed topics, authenticate and authorize
                   (without it: dev mode, one demo topic open to any token)
   -v, --version   print the version of @tidemark/server
@@ -31,6 +33,8 @@ export interface ServeArgs {
   config: string | undefined;
   /** The listen backlog; unset: serveBridge's default. */
   backlog?: number;
+  /** Set: the uWebSockets.js module to serve WebSockets with (`serveBridgeUws`). */
+  uws?: string;
 }
 
 export type CliCommand = { command: "help" } | { command: "version" } | { command: "serve"; args: ServeArgs };
@@ -60,6 +64,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliCommand {
   if (backlogText !== undefined && (!/^\d+$/.test(backlogText) || Number(backlogText) < 1 || Number(backlogText) > 2 ** 31 - 1)) {
     throw new InvalidArgumentError(`--backlog must be a positive integer, got "${backlogText}"${values.backlog === undefined ? " (TIDEMARK_BACKLOG)" : ""}`);
   }
+  const uws = values.uws ?? (env.TIDEMARK_UWS || undefined);
+  if (uws !== undefined && backlogText !== undefined) {
+    throw new InvalidArgumentError("--backlog cannot be set with --uws (uWebSockets.js listens with a backlog of 512, capped by net.core.somaxconn)");
+  }
   return {
     command: "serve",
     args: {
@@ -69,6 +77,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliCommand {
       dataDir: values.data ?? env.TIDEMARK_DATA_DIR,
       config: values.config,
       ...(backlogText === undefined ? {} : { backlog: Number(backlogText) }),
+      ...(uws === undefined ? {} : { uws }),
     },
   };
 }
@@ -85,6 +94,7 @@ function parse(argv: string[]) {
       nats: { type: "string" },
       config: { type: "string" },
       backlog: { type: "string" },
+      uws: { type: "string" },
       version: { type: "boolean", short: "v" },
       help: { type: "boolean", short: "h" },
     },

@@ -7,6 +7,9 @@ import { createSync } from "../node-sync.js";
 import type { SyncOptions } from "../core/sync.js";
 import type { Sync } from "../core/types.js";
 import { createNodeBridge, serveBridge } from "../bridge/node/serve.js";
+import { serveBridgeUws } from "../bridge/uws/serve.js";
+import type { UwsModule } from "../bridge/uws/types.js";
+import { loadUwsModule } from "./uws.js";
 import { pino, type Logger as Pino } from "pino";
 import { parseCli, USAGE } from "./args.js";
 import { configNamespace, configHubs, devConfig, loadConfigModule, resolveConfig, type ConfigModule } from "./config.js";
@@ -24,8 +27,11 @@ const log = (level: "info" | "warn" | "error", msg: string, fields: Record<strin
 
 export async function main(argv: string[]): Promise<number> {
   let cli: ReturnType<typeof parseCli>;
+  let uws: UwsModule | undefined;
   try {
     cli = parseCli(argv, process.env);
+    // Before anything starts: a build that does not load is the operator's typo, not a crash.
+    if (cli.command === "serve" && cli.args.uws !== undefined) uws = loadUwsModule(cli.args.uws);
   } catch (err) {
     if (!(err instanceof InvalidArgumentError)) throw err;
     // A person typed this: one plain line, not a JSON log record.
@@ -82,13 +88,16 @@ export async function main(argv: string[]): Promise<number> {
     logger: cliLogger(config.logLevel ?? "info"),
   });
   const app = configFile ? undefined : devPublishRoute(bridge.app, topics[0]!.topic);
-  const server = await serveBridge(bridge, { port, hostname, app, ...(backlog === undefined ? {} : { backlog }) });
+  const server = uws
+    ? await serveBridgeUws(bridge, { uws, port, hostname, app })
+    : await serveBridge(bridge, { port, hostname, app, ...(backlog === undefined ? {} : { backlog }) });
   listening = true;
   const nats = await sync.server();
   log("info", "listening", {
     url: server.url,
     ws: `${server.url.replace(/^http/, "ws")}${config.path ?? "/ws"}`,
     nats: natsUrl ?? "embedded",
+    websockets: uws ? "uWebSockets.js" : "ws",
     // The broker in use: its version, and for the embedded one where it came from, when an
     // acknowledged publish is on disk (fsync or buffered) and where its credentials are.
     natsServer: nats.embedded

@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { alive, gone } from "./fixtures/run.js";
+import { TestClient } from "../bridge/client.js";
+import { uwsIsNative } from "../edge/runtimes.js";
 
 const bin = fileURLToPath(new URL("../../bin/tidemark.mjs", import.meta.url));
 const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -150,6 +152,50 @@ describe("the tidemark command", () => {
       expect(notObject.code).not.toBe(0);
       expect(notObject.stdout + notObject.stderr).toContain("config.hubs must be an object");
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("cli - --uws serves WebSockets with a native uWebSockets.js build and drains on SIGTERM; a module that does not load or is not native exits 2 with one line", async () => {
+    const missing = await runCli(["serve", "--port", "0", "--uws", "no-such-uws-build"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^tidemark: --uws: cannot load "no-such-uws-build"/);
+    const notUws = await runCli(["serve", "--port", "0", "--uws", "ws"]);
+    expect(notUws.code).toBe(2);
+    expect(notUws.stderr).toContain('"ws" is not a native uWebSockets.js build');
+    expect((await runCli(["serve", "--uws", "ws", "--backlog", "10"])).stderr).toContain("--backlog cannot be set with --uws");
+
+    const build = "@trufflesuite/uws-js-unofficial";
+    if (!uwsIsNative()) {
+      // This Node has no build in that package (it falls back to JavaScript): refused, as above.
+      const fallback = await runCli(["serve", "--port", "0", "--uws", build]);
+      expect(fallback.code).toBe(2);
+      expect(fallback.stderr).toContain("is not a native uWebSockets.js build");
+      return;
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), "tidemark-cli-"));
+    const { child, port, natsPid, output } = await serve(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, "--uws", build], dataDir);
+    try {
+      expect(output()).toContain('"websockets":"uWebSockets.js"');
+      expect(await answers(port)).toBe(true);
+      const client = await TestClient.connect(`ws://127.0.0.1:${port}/ws`, "anyone");
+      const { hub } = await client.subscribe({ id: "s", topic: "demo.notifications", tenantId: "t" });
+      await client.next((f) => f.type === "caught_up");
+      const published = await fetch(`http://127.0.0.1:${port}/dev/publish?tenantId=t`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: "over uWS" }),
+      });
+      expect(published.status, await published.clone().text()).toBeLessThan(300);
+      expect((await client.events(String(hub), 1))[0]!.event).toMatchObject({ data: { text: "over uWS" } });
+      const code = exitOf(child);
+      child.kill("SIGTERM");
+      expect((await client.next((f) => f.type === "drain")).type).toBe("drain");
+      expect(await code, output()).toBe(0);
+      expect(await gone(natsPid)).toBe(true);
+      expect(await answers(port)).toBe(false);
+    } finally {
+      if (alive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
