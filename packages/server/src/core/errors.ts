@@ -18,6 +18,8 @@ export const JsCode = {
   /** The same, when the server cannot tell the last sequence (KV update on 2.10+). */
   WrongLastSequenceUnknown: 10164,
   StreamNameInUse: 10058,
+  /** A consumer limit (the stream's, the account's, or nats-server 2.15's default of 1,000 per stream). */
+  MaximumConsumersLimit: 10026,
   /** A stream create failed; the file store's failures all read "error creating store for stream". */
   StreamCreate: 10049,
   InsufficientResources: 10023,
@@ -65,6 +67,11 @@ export function isDirectGetEmpty(err: unknown): boolean {
 /** A stream of that name exists already (with another configuration). */
 export function isStreamNameInUse(err: unknown): boolean {
   return jsErrorCode(err) === JsCode.StreamNameInUse;
+}
+
+/** A consumer limit was reached, or a stream's `max_consumers` is over the account's limit. */
+export function isMaximumConsumersLimit(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.MaximumConsumersLimit;
 }
 
 /**

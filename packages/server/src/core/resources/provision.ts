@@ -1,10 +1,11 @@
 /**
  * Provisions a topic's two streams on first use and checks the declaration against what the
- * broker holds. Nothing existing is changed, except the dead-letter byte limit (see below).
+ * broker holds. Nothing existing is changed, except the dead-letter byte limit (see below) and
+ * an event stream's consumer limit left at nats-server 2.15's default (liftConsumerLimit).
  */
-import type { JetStreamManager, StreamConfig, StreamInfo } from "@nats-io/jetstream";
+import type { JetStreamManager, StreamConfig, StreamInfo, StreamUpdateConfig } from "@nats-io/jetstream";
 import { InternalError, ResourceDriftError, StorageLimitError } from "@tidemark/shared";
-import { isStorageRefused, isStoreCreateFailed, isStreamNameInUse, isStreamNotFound, mapNatsError } from "../errors.js";
+import { isMaximumConsumersLimit, isStorageRefused, isStoreCreateFailed, isStreamNameInUse, isStreamNotFound, mapNatsError } from "../errors.js";
 import {
   declaredFields,
   deadLetterStreamConfig,
@@ -12,6 +13,7 @@ import {
   expectedFields,
   newIncarnation,
   parseDeclaration,
+  STREAM_MAX_CONSUMERS,
 } from "./streams.js";
 import type { TopicNames } from "./broker-names.js";
 import type { ResolvedTopicOptions } from "../types.js";
@@ -76,6 +78,11 @@ async function create(ctx: ProvisionContext, config: Partial<StreamConfig> & { n
       return "created";
     } catch (err) {
       if (isStreamNameInUse(err)) return "exists";
+      // The account limits consumers below the stream's limit: the account's limit rules.
+      if (isMaximumConsumersLimit(err) && config.max_consumers !== -1) {
+        config = { ...config, max_consumers: -1 };
+        continue;
+      }
       if (isStoreCreateFailed(err) && attempt < STORE_RETRY_MS.length) {
         await sleep(STORE_RETRY_MS[attempt]!);
         continue;
@@ -109,6 +116,7 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
     const info = await streamInfo(jsm, names.stream);
     if (info) {
       incarnation = checkDrift(ctx, info);
+      await liftConsumerLimit(ctx, info);
     } else {
       const fresh = newIncarnation();
       // Another process may create it at the same moment: then read theirs and compare.
@@ -150,6 +158,19 @@ export async function provisionTopic(ctx: ProvisionContext): Promise<string> {
     }
   }
   return incarnation;
+}
+
+/**
+ * An event stream made with `max_consumers: -1` (by Tidemark before STREAM_MAX_CONSUMERS, or on
+ * an account with a consumer limit) is capped at 1,000 consumers by nats-server 2.15: raise it.
+ * Best effort: 2.9 cannot change the setting (and has no such default), and an account limit
+ * refuses it (that limit applies anyway); either way the stream is used as it is.
+ */
+async function liftConsumerLimit(ctx: ProvisionContext, info: StreamInfo): Promise<void> {
+  if (info.config.max_consumers !== -1 || !ctx.metadata) return;
+  // nats.js types the setting as fixed (it was, before 2.10); the server takes the change.
+  const lifted = { max_consumers: STREAM_MAX_CONSUMERS } as Partial<StreamUpdateConfig>;
+  await ctx.jsm.streams.update(info.config.name, lifted).catch(() => undefined);
 }
 
 /** Reads the current incarnation of an existing topic, or undefined when it does not exist. */

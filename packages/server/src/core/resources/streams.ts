@@ -87,6 +87,16 @@ export function newIncarnation(): string {
 
 type StreamDeclaration = Partial<StreamConfig> & { name: string };
 
+/**
+ * A topic stream's consumer limit: none in practice. Tidemark bounds its own consumers (a feed per
+ * bridge and topic, `maxCatchUps` replays; a consumer per bridge and tenant in hub mode
+ * "tenant": docs/deployment.md, "Consumers"). Up to nats-server 2.14, `-1` meant no limit; 2.15
+ * reads it as its default of 1,000 per stream, which a reconnect storm or a busy "tenant" hub
+ * passes ("maximum consumers limit reached"). An account's own consumer limit still applies:
+ * where it is lower the stream is made with `-1` (provision.ts).
+ */
+export const STREAM_MAX_CONSUMERS = 2_147_483_647;
+
 // What both streams of a topic share: limits retention on file, the declaration in the
 // description, the topic's age limit and replicas.
 function topicStream(
@@ -118,7 +128,7 @@ function topicStream(
     max_bytes: maxBytes,
     max_msg_size: o.maxPayloadBytes + HEADROOM_BYTES,
     max_msgs: -1,
-    max_consumers: -1,
+    max_consumers: STREAM_MAX_CONSUMERS,
     // resolveTopicOptions already capped the window at maxAgeMs (the server refuses longer).
     duplicate_window: o.dedupeWindowMs * NS_PER_MS,
     num_replicas: o.replicas,
