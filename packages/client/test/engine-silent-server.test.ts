@@ -3,12 +3,16 @@
  * machine behind a balancer that keeps the TCP connection alike) is noticed by the engine within
  * 20 s with the default settings (the bridge pings every 10 s; the engine gives up after 1.6
  * intervals of silence), and one that thaws delivers nothing twice: the engine resumes from its
- * cursor on a new socket. A real `tidemark serve` process on a real nats-server.
+ * cursor on a new socket. A real `tidemark serve` process on a real nats-server, serving its
+ * WebSockets with `ws` (the default) and, where this Node has a native build, uWebSockets.js
+ * (`--uws`): the heartbeat that makes the 20 s is the same, and its idle cost is the one
+ * docs/benchmarks/heartbeat.md measures on each.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSync, type Sync } from "@tidemark/server";
 import { freeze, startBridgeProcess, startTestNats, thaw, uniqueNamespace, writeBridgeConfig, type BridgeProcess, type TestNats } from "@tidemark/testing";
 import { Engine } from "../src/engine.js";
@@ -20,23 +24,42 @@ let bridge: BridgeProcess | undefined;
 const namespace = uniqueNamespace("silent");
 const dir = mkdtempSync(join(tmpdir(), "tidemark-silent-"));
 
+/** The uWebSockets.js build of the workspace when it is native code on this Node (16–20). */
+function nativeUws(): string | undefined {
+  const name = "@trufflesuite/uws-js-unofficial";
+  const warn = console.warn;
+  console.warn = () => undefined; // the package announces a fallback to JavaScript
+  try {
+    const uws = createRequire(import.meta.url)(name) as { App: unknown };
+    return /\[native code\]/.test(Function.prototype.toString.call(uws.App)) ? name : undefined;
+  } finally {
+    console.warn = warn;
+  }
+}
+const uwsBuild = nativeUws();
+const servers = [{ name: "ws", args: [] as string[] }, ...(uwsBuild ? [{ name: "uWebSockets.js", args: ["--uws", uwsBuild] }] : [])];
+
 beforeAll(async () => {
   nats = await startTestNats();
   sync = createSync({ namespace, nats: { servers: nats.url } });
 });
 
-afterAll(async () => {
+afterEach(async () => {
   if (bridge) {
     thaw(bridge.pid);
     await bridge.kill();
+    bridge = undefined;
   }
+});
+
+afterAll(async () => {
   await sync?.close();
   await nats?.[Symbol.asyncDispose]();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("engine - a silent server", () => {
-  it("engine - a frozen bridge is noticed within 20 s with the default heartbeat; thawed, it delivers nothing twice", async () => {
+describe.each(servers)("engine - a silent server ($name)", ({ name, args }) => {
+  it(`engine - a frozen bridge (${name}) is noticed within 20 s with the default heartbeat; thawed, it delivers nothing twice`, async () => {
     const topic = sync.topic<{ n: number }>({ id: "engine.silent" });
     await topic.head();
     // The bridge's defaults: no heartbeatMs in the config.
@@ -44,7 +67,7 @@ describe("engine - a silent server", () => {
       dir,
       `export default { namespace: ${JSON.stringify(namespace)}, topics: [{ id: "engine.silent", authorize: (p, r) => r.tenantId === "acme" }], authenticate: (t) => (t === "token-ada" ? { id: "ada" } : null), logLevel: "warn" };`,
     );
-    bridge = await startBridgeProcess(["--nats", nats.url, "--config", config]);
+    bridge = await startBridgeProcess(["--nats", nats.url, "--config", config, ...args]);
     const port = Number(new URL(bridge.url).port);
     const engine = new Engine();
     try {
@@ -61,7 +84,7 @@ describe("engine - a silent server", () => {
       for (let n = 4; n <= 5; n++) await topic.publish({ tenantId: "acme", data: { n } });
       await until(() => !live(), 30_000);
       const noticedMs = Date.now() - frozenAt;
-      console.log(`FIGURES silent-server ${JSON.stringify({ noticedMs })}`);
+      console.log(`FIGURES silent-server ${JSON.stringify({ server: name, noticedMs })}`);
       expect(noticedMs).toBeLessThanOrEqual(20_000);
 
       thaw(bridge.pid);
