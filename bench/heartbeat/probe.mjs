@@ -10,7 +10,8 @@
 // load's idea of the heartbeat; the bridge keeps its default unless SET_HB=1), DIST (dist),
 // MODE (new|old), PROF=1 (--cpu-prof of the bridge; the profile's directory is printed),
 // NODE_ARGS (more flags for the bridge's node, e.g. "--trace-gc"; its stdout is then kept in
-// the printed directory as bridge.out).
+// the printed directory as bridge.out), UWS (a uWebSockets.js module for `tidemark serve --uws`,
+// e.g. @trufflesuite/uws-js-unofficial: the bridge over uWS instead of ws).
 import { spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +31,7 @@ const MODE = process.env.MODE ?? "new";
 const PROF = process.env.PROF === "1";
 const NODE_ARGS = (process.env.NODE_ARGS ?? "").split(" ").filter(Boolean);
 const KEEP = PROF || NODE_ARGS.length > 0;
+const UWS = process.env.UWS ? ["--uws", process.env.UWS] : [];
 const natsServer = process.env.TIDEMARK_NATS_SERVER ?? (existsSync(join(root, ".tools/bin/nats-server")) ? join(root, ".tools/bin/nats-server") : "nats-server");
 
 
@@ -42,7 +44,7 @@ const heartbeat = process.env.SET_HB === "1" ? `heartbeatMs: ${HB}, ` : "";
 writeFileSync(config, `export default { namespace: "idle", topics: [{ id: "inbox", authorize: (p, r) => r.tenantId === p.id }], authenticate: (t) => ({ id: t }), ${heartbeat}logLevel: "warn" };`);
 const port = await freePort();
 const cli = join(root, "packages/server", DIST, "cli/main.js");
-const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...NODE_ARGS, cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port)], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
+const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...NODE_ARGS, cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port), ...UWS], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
 if (KEEP) bridge.stdout.pipe(createWriteStream(join(dir, "bridge.out")));
 await new Promise((resolve) => bridge.stdout.on("data", (d) => String(d).includes('"listening"') && resolve()));
 const rss0 = rss(bridge.pid);

@@ -10,6 +10,12 @@ import { start, type Proc } from "../fanout/procs.js";
 /** SCALEOUT_BUILT=1: bridges run the server package's build (`pnpm -r build` first), as an installed package runs, instead of the source under tsx. */
 const BUILT = process.env.SCALEOUT_BUILT === "1";
 
+/**
+ * SCALEOUT_UWS=<module>: bridges serve WebSockets with uWebSockets.js (`tidemark serve --uws`,
+ * e.g. @trufflesuite/uws-js-unofficial on Node 20) instead of `ws`.
+ */
+const UWS = process.env.SCALEOUT_UWS ? ["--uws", process.env.SCALEOUT_UWS] : [];
+
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
 export class BridgeFleet {
   readonly procs: BridgeProcess[];
@@ -25,7 +31,7 @@ export class BridgeFleet {
   static async start(count: number, dir: string, configSource: string, natsUrls: string): Promise<BridgeFleet> {
     const config = writeBridgeConfig(dir, configSource);
     const ports = await freePorts(count);
-    const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port)];
+    const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port), ...UWS];
     const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, [], BUILT)));
     return new BridgeFleet(procs, ports, args);
   }
