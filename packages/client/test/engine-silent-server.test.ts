@@ -9,12 +9,11 @@
  * docs/benchmarks/heartbeat.md measures on each.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSync, type Sync } from "@tidemark/server";
-import { freeze, startBridgeProcess, startTestNats, thaw, uniqueNamespace, writeBridgeConfig, type BridgeProcess, type TestNats } from "@tidemark/testing";
+import { freeze, startBridgeProcess, startTestNats, TEST_UWS_BUILD, testUwsIsNative, thaw, uniqueNamespace, writeBridgeConfig, type BridgeProcess, type TestNats } from "@tidemark/testing";
 import { Engine } from "../src/engine.js";
 import { attachTab, until } from "./engine-fixture.js";
 
@@ -24,20 +23,7 @@ let bridge: BridgeProcess | undefined;
 const namespace = uniqueNamespace("silent");
 const dir = mkdtempSync(join(tmpdir(), "tidemark-silent-"));
 
-/** The uWebSockets.js build of the workspace when it is native code on this Node (16–20). */
-function nativeUws(): string | undefined {
-  const name = "@trufflesuite/uws-js-unofficial";
-  const warn = console.warn;
-  console.warn = () => undefined; // the package announces a fallback to JavaScript
-  try {
-    const uws = createRequire(import.meta.url)(name) as { App: unknown };
-    return /\[native code\]/.test(Function.prototype.toString.call(uws.App)) ? name : undefined;
-  } finally {
-    console.warn = warn;
-  }
-}
-const uwsBuild = nativeUws();
-const servers = [{ name: "ws", args: [] as string[] }, ...(uwsBuild ? [{ name: "uWebSockets.js", args: ["--uws", uwsBuild] }] : [])];
+const servers = [{ name: "ws", args: [] as string[] }, ...(testUwsIsNative() ? [{ name: "uWebSockets.js", args: ["--uws", TEST_UWS_BUILD] }] : [])];
 
 beforeAll(async () => {
   nats = await startTestNats();

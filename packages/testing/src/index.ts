@@ -14,6 +14,7 @@ export {
   type TestCluster,
 } from "./cluster.js";
 export { freeze, thaw } from "./freeze.js";
+export { loadTestUws, testUwsIsNative, TEST_UWS_BUILD } from "./uws.js";
 export { FaultProxy, type Direction, type FaultOptions, type ProxyOptions } from "./proxy.js";
 export { RouteMesh, type LinkFaultOptions } from "./mesh.js";
 export { countRequests } from "./count-requests.js";

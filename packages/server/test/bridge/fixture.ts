@@ -17,10 +17,9 @@ import {
   type SyncOptions,
   type LogRecord,
 } from "../../src/index.js";
-import { startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
+import { loadTestUws, startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import type { Hono } from "hono";
 import { TestClient } from "./client.js";
-import { loadUws } from "../edge/runtimes.js";
 
 /** The runtime the suites serve the bridge on (TIDEMARK_BRIDGE_RUNTIME: "ws", the default, or "uws"). */
 export const bridgeRuntime = process.env.TIDEMARK_BRIDGE_RUNTIME === "uws" ? "uws" : "ws";
@@ -34,7 +33,7 @@ export const FRAME_CUT_CODE = bridgeRuntime === "uws" ? 1006 : 1009;
 /** Serves a bridge on the suites' runtime (a free port and a 200 ms drain unless told). */
 export async function serveForTest(bridge: Bridge, options: { port?: number; drainGraceMs?: number; app?: Hono } = {}): Promise<Served> {
   const merged = { port: 0, drainGraceMs: 200, ...options };
-  return bridgeRuntime === "uws" ? serveBridgeUws(bridge, { uws: loadUws(), ...merged }) : serveBridge(bridge, merged);
+  return bridgeRuntime === "uws" ? serveBridgeUws(bridge, { uws: loadTestUws(), ...merged }) : serveBridge(bridge, merged);
 }
 
 /** A bridge served by either runtime. */

@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { createNodeBridge, createSync, serveBridge, serveBridgeUws, type Sync, type UwsModule } from "../../src/index.js";
+import { loadTestUws } from "@tidemark/testing";
+import { createNodeBridge, createSync, serveBridge, serveBridgeUws, type Sync } from "../../src/index.js";
 import { bridgeOptions } from "./app/options.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -124,32 +125,13 @@ export const nodeRuntime: Runtime = {
   },
 };
 
-/**
- * The uWebSockets.js build the suites use (a root dev dependency): native for Node 16–20 only;
- * on a later Node it loads its pure-JS fallback, which `serveBridgeUws` refuses.
- */
-export function loadUws(): UwsModule {
-  const warn = console.warn;
-  console.warn = () => undefined; // the package says on stderr that it fell back
-  try {
-    return require("@trufflesuite/uws-js-unofficial") as UwsModule;
-  } finally {
-    console.warn = warn;
-  }
-}
-
-/** True when {@link loadUws} gives native code on this Node (16–20), not the package's fallback. */
-export function uwsIsNative(): boolean {
-  return /\[native code\]/.test(Function.prototype.toString.call(loadUws().App));
-}
-
 /** Node with the bridge served by uWebSockets.js instead of `ws`. */
 export const uwsRuntime: Runtime = {
   name: "uws",
   async start(ctx) {
     const sync: Sync = createSync({ nats: { servers: ctx.natsUrl }, namespace: ctx.namespace });
     const bridge = createNodeBridge(bridgeOptions(sync));
-    const server = await serveBridgeUws(bridge, { uws: loadUws(), port: 0, drainGraceMs: 100 });
+    const server = await serveBridgeUws(bridge, { uws: loadTestUws(), port: 0, drainGraceMs: 100 });
     return running(server.port, async () => {
       await server.close();
       await sync.close();

@@ -8,9 +8,10 @@ import { InvalidArgumentError } from "@tidemark/shared";
 import { createNodeBridge, createSync, serveBridgeUws } from "../../src/index.js";
 import { bridgeOptions } from "./app/options.js";
 import { protocolSuite } from "./protocol.suite.js";
-import { loadUws, uwsIsNative, uwsRuntime } from "./runtimes.js";
+import { loadTestUws, testUwsIsNative } from "@tidemark/testing";
+import { uwsRuntime } from "./runtimes.js";
 
-if (uwsIsNative()) {
+if (testUwsIsNative()) {
   protocolSuite(uwsRuntime);
 } else {
   describe("edge uws", () => {
@@ -18,7 +19,7 @@ if (uwsIsNative()) {
       const sync = createSync({ nats: { servers: "nats://127.0.0.1:1" }, namespace: "uws" });
       try {
         const bridge = createNodeBridge(bridgeOptions(sync));
-        await expect(serveBridgeUws(bridge, { uws: loadUws(), port: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
+        await expect(serveBridgeUws(bridge, { uws: loadTestUws(), port: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
       } finally {
         await sync.close();
       }

@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TEST_UWS_BUILD, testUwsIsNative } from "@tidemark/testing";
 import { alive, gone } from "./fixtures/run.js";
 import { TestClient } from "../bridge/client.js";
-import { uwsIsNative } from "../edge/runtimes.js";
 
 const bin = fileURLToPath(new URL("../../bin/tidemark.mjs", import.meta.url));
 const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -165,8 +165,8 @@ describe("the tidemark command", () => {
     expect(notUws.stderr).toContain('"ws" is not a native uWebSockets.js build');
     expect((await runCli(["serve", "--uws", "ws", "--backlog", "10"])).stderr).toContain("--backlog cannot be set with --uws");
 
-    const build = "@trufflesuite/uws-js-unofficial";
-    if (!uwsIsNative()) {
+    const build = TEST_UWS_BUILD;
+    if (!testUwsIsNative()) {
       // This Node has no build in that package (it falls back to JavaScript): refused, as above.
       const fallback = await runCli(["serve", "--port", "0", "--uws", build]);
       expect(fallback.code).toBe(2);
