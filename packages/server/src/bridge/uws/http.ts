@@ -27,14 +27,10 @@ export function requestHead(res: UwsResponse, req: UwsRequest): UwsRequestHead {
     method: req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase(),
     target: query ? `${req.getUrl()}?${query}` : req.getUrl(),
     headers,
-    remoteAddress: remoteAddressText(res),
+    // As uWS writes it (IPv4 peers IPv6-mapped); the bridge reads it through remoteAddressOf,
+    // which gives the IPv4 form, as it does for Node's sockets.
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
   };
-}
-
-/** uWS writes IPv4 peers as IPv6-mapped text; the bridge's per-address counts want Node's form. */
-function remoteAddressText(res: UwsResponse): string {
-  const text = Buffer.from(res.getRemoteAddressAsText()).toString();
-  return text.startsWith("::ffff:") && text.includes(".") ? text.slice(7) : text;
 }
 
 export function toRequest(head: UwsRequestHead, body?: Uint8Array): Request {

@@ -20,7 +20,6 @@ export interface UwsApp {
 }
 
 export interface UwsRequest {
-  getHeader(lowerCaseKey: string): string;
   /** Lowercase in v20 (`getCaseSensitiveMethod` gives it as sent). */
   getMethod(): string;
   getCaseSensitiveMethod?(): string;
@@ -36,7 +35,6 @@ export interface UwsResponse {
   end(body?: string | Uint8Array, closeConnection?: boolean): UwsResponse;
   onAborted(handler: () => void): UwsResponse;
   onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): UwsResponse;
-  onWritable(handler: (offset: number) => boolean): UwsResponse;
   cork(cb: () => void): UwsResponse;
   getRemoteAddressAsText(): ArrayBuffer;
   upgrade<U>(userData: U, secWebSocketKey: string, secWebSocketProtocol: string, secWebSocketExtensions: string, context: unknown): void;
@@ -58,7 +56,6 @@ export interface UwsBehavior<U> {
   maxBackpressure?: number;
   closeOnBackpressureLimit?: boolean | number;
   sendPingsAutomatically?: boolean;
-  maxLifetime?: number;
   upgrade?: (res: UwsResponse, req: UwsRequest, context: unknown) => void;
   open?: (ws: UwsWebSocket<U>) => void;
   message?: (ws: UwsWebSocket<U>, message: ArrayBuffer, isBinary: boolean) => void;
