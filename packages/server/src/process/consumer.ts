@@ -14,10 +14,13 @@ import {
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import { ResourceDriftError } from "@tidemark/shared";
-import { isConsumerNotFound, isWrongLastSequence } from "../core/errors.js";
+import { isConsumerNotFound, isNoResponders, isWrongLastSequence } from "../core/errors.js";
+import { sleep } from "../core/sleep.js";
 import { declarationDrift, decodeDeclaration, encodeDeclaration, type Declaration, type StartPosition } from "./options.js";
 
 const NS_PER_MS = 1_000_000;
+/** Waits before each new try of a claim no server took (about 1.5 s in all). */
+const CLAIM_NO_RESPONDERS_RETRY_MS = [50, 100, 200, 400, 800];
 /** The ack wait nats-server applies when a config has none. */
 const SERVER_ACK_WAIT_MS = 30_000;
 
@@ -192,13 +195,22 @@ async function tryClaim(
   declaration: Declaration,
   expected: number,
 ): Promise<ClaimOutcome> {
-  try {
-    await claim.js.publish(claim.subject, encodeDeclaration(declaration), {
-      expect: { lastSubjectSequence: expected, streamName: claim.stream },
-    });
-    return { won: true };
-  } catch (err) {
-    if (!isWrongLastSequence(err)) throw err;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await claim.js.publish(claim.subject, encodeDeclaration(declaration), {
+        expect: { lastSubjectSequence: expected, streamName: claim.stream },
+      });
+      return { won: true };
+    } catch (err) {
+      // A stream just made on a cluster may not have its subjects' interest on this client's node
+      // yet: nothing was stored, so the claim is sent again (seen in the broker-loss fault suite).
+      if (isNoResponders(err) && attempt < CLAIM_NO_RESPONDERS_RETRY_MS.length) {
+        await sleep(CLAIM_NO_RESPONDERS_RETRY_MS[attempt]!);
+        continue;
+      }
+      if (!isWrongLastSequence(err)) throw err;
+      break;
+    }
   }
   const held = await jsm.streams.getMessage(claim.stream, { last_by_subj: claim.subject });
   if (!held) return { won: false };
