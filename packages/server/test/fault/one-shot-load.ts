@@ -97,7 +97,7 @@ export class OneShotLoad {
         } catch (err) {
           const e = err as Error & { code?: string; maybeStored?: boolean };
           call.ok = false;
-          call.error = { name: e.name, code: e.code, maybeStored: e.maybeStored, message: String(e.message).slice(0, 300) };
+          call.error = { name: e.name, code: e.code, maybeStored: e.maybeStored, message: String(e.message).slice(0, 300) + (e.cause instanceof Error ? ` [cause: ${e.cause.name} ${String(e.cause.message).slice(0, 200)}]` : "") };
         }
         call.end = Date.now();
         await sleep(pauseMs);
@@ -187,6 +187,8 @@ export class OneShotLoad {
     let storedTwice = 0;
     let inDoubt = 0;
     let inDoubtSaidSo = 0;
+    // Failed calls that said "nothing was stored" of an event that was: what they said.
+    const storedButDenied: { keyed: boolean; ms: number; message: string }[] = [];
     let failedNotStored = 0;
     let untypedErrors = 0;
     const errors: Record<string, number> = {};
@@ -204,6 +206,7 @@ export class OneShotLoad {
         if (copies > 0) {
           inDoubt++;
           if (c.error!.maybeStored) inDoubtSaidSo++;
+          else storedButDenied.push({ keyed: c.keyed, ms: (c.end ?? c.at) - c.at, message: c.error!.message });
         } else failedNotStored++;
       }
     }
@@ -231,6 +234,7 @@ export class OneShotLoad {
       storedTwice,
       inDoubt,
       inDoubtSaidSo,
+      storedButDenied,
       failedNotStored,
       errors,
       untypedErrors,
