@@ -11,7 +11,8 @@
 // MODE (new|old), PROF=1 (--cpu-prof of the bridge; the profile's directory is printed),
 // NODE_ARGS (more flags for the bridge's node, e.g. "--trace-gc"; its stdout is then kept in
 // the printed directory as bridge.out), UWS (a uWebSockets.js module for `tidemark serve --uws`,
-// e.g. @trufflesuite/uws-js-unofficial: the bridge over uWS instead of ws).
+// e.g. @trufflesuite/uws-js-unofficial: the bridge over uWS instead of ws), HEAP=1 (a heap
+// snapshot of the bridge after the window, summed by constructor with heap-summary.mjs).
 import { spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +31,8 @@ const DIST = process.env.DIST ?? "dist";
 const MODE = process.env.MODE ?? "new";
 const PROF = process.env.PROF === "1";
 const NODE_ARGS = (process.env.NODE_ARGS ?? "").split(" ").filter(Boolean);
-const KEEP = PROF || NODE_ARGS.length > 0;
+const HEAP = process.env.HEAP === "1";
+const KEEP = PROF || HEAP || NODE_ARGS.length > 0;
 const UWS = process.env.UWS ? ["--uws", process.env.UWS] : [];
 const natsServer = process.env.TIDEMARK_NATS_SERVER ?? (existsSync(join(root, ".tools/bin/nats-server")) ? join(root, ".tools/bin/nats-server") : "nats-server");
 
@@ -44,7 +46,7 @@ const heartbeat = process.env.SET_HB === "1" ? `heartbeatMs: ${HB}, ` : "";
 writeFileSync(config, `export default { namespace: "idle", topics: [{ id: "inbox", authorize: (p, r) => r.tenantId === p.id }], authenticate: (t) => ({ id: t }), ${heartbeat}logLevel: "warn" };`);
 const port = await freePort();
 const cli = join(root, "packages/server", DIST, "cli/main.js");
-const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...NODE_ARGS, cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port), ...UWS], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
+const bridge = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...(HEAP ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`] : []), ...NODE_ARGS, cli, "serve", "--config", config, "--nats", `nats://127.0.0.1:${natsPort}`, "--port", String(port), ...UWS], { stdio: ["ignore", "pipe", "inherit"], cwd: root });
 if (KEEP) bridge.stdout.pipe(createWriteStream(join(dir, "bridge.out")));
 await new Promise((resolve) => bridge.stdout.on("data", (d) => String(d).includes('"listening"') && resolve()));
 const rss0 = rss(bridge.pid);
@@ -71,6 +73,23 @@ console.log(
     bridgeRssPerConnKB: +((rss(bridge.pid) - rss0) / N / 1024).toFixed(1),
   }),
 );
+if (HEAP) {
+  bridge.kill("SIGUSR2");
+  const { readdirSync, statSync } = await import("node:fs");
+  const snapshot = () => readdirSync(dir).find((f) => f.endsWith(".heapsnapshot"));
+  // The file grows while V8 writes it: wait until its size holds still.
+  let size = -1;
+  for (;;) {
+    await sleep(2000);
+    const f = snapshot();
+    if (!f) continue;
+    const now = statSync(join(dir, f)).size;
+    if (now === size && now > 0) break;
+    size = now;
+  }
+  const summary = spawn(process.execPath, [fileURLToPath(new URL("./heap-summary.mjs", import.meta.url)), join(dir, snapshot()), String(N), "45"], { stdio: "inherit" });
+  await new Promise((resolve) => summary.on("exit", resolve));
+}
 load.kill("SIGKILL");
 bridge.kill("SIGINT");
 await sleep(3000);
