@@ -17,7 +17,7 @@ import { BrokerUnavailableError, ErrorCode, isTidemarkError, RetentionGapError, 
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import { failureOf } from "./failure.js";
-import { IncarnationCursors } from "./incarnation.js";
+import type { IncarnationCursors } from "./incarnation.js";
 import { BrokerRetry } from "./retry.js";
 import { Backlog } from "./backlog.js";
 import type { HubStats } from "./stats.js";
@@ -63,7 +63,7 @@ export class TopicFeed<T = unknown> {
     this.#stats = stats;
     stats.feeds++;
     this.topic = topic;
-    this.cursors = new IncarnationCursors(head.cursor, topic);
+    this.cursors = head.cursors;
     this.startSerial = head.serial;
     this.position = head.sequence;
     this.backlog = new Backlog<T>(head.sequence, settings.backlogSequences, settings.backlogBytes, settings.sizeOf);

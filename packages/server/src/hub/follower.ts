@@ -14,7 +14,7 @@ import type { Cursor, TidemarkEvent } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import type { HeadRead } from "./head.js";
 import { failureOf } from "./failure.js";
-import { IncarnationCursors, recreated, sameIncarnation } from "./incarnation.js";
+import { recreated, sameIncarnation, type IncarnationCursors } from "./incarnation.js";
 import { Ring } from "./ring.js";
 import type { TopicWindow } from "./window.js";
 import type { LiveSink } from "./sink.js";
@@ -65,8 +65,13 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   #refreshing = false;
   #cursorSequence = -1;
   #cursor: Cursor | undefined;
-  /** The live fan-out: sinks at the live edge, each holding a membership. */
-  readonly #sinks = new Set<LiveSink<T>>();
+  /**
+   * The live fan-out: sinks at the live edge, each holding a membership. Most followers serve one
+   * subscription (a user's own tenant), so one sink is held as is and a Set (about 190 bytes)
+   * is made for the second.
+   */
+  #sink: LiveSink<T> | undefined;
+  #sinks: Set<LiveSink<T>> | undefined;
 
   constructor(topic: Topic<T>, tenantId: string | undefined, settings: HubSettings, source: FollowerSource<T>) {
     this.topic = topic;
@@ -125,7 +130,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   start(position: number, head: HeadRead): void {
     if (this.ring) return;
     const headSequence = head.sequence;
-    this.cursors = new IncarnationCursors(head.cursor, this.topic);
+    this.cursors = head.cursors;
     this.#cursor = undefined;
     this.startSerial = head.serial;
     const from = headSequence - position <= this.#source.reach ? Math.min(position, headSequence) : headSequence;
@@ -153,7 +158,8 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.#source.stop();
     this.#wake();
     this.onEnd?.(this as Follower<unknown>);
-    for (const sink of [...this.#sinks]) if (this.#drop(sink)) sink.detached(this.error);
+    const sinks = this.#sinks ? [...this.#sinks] : this.#sink ? [this.#sink] : [];
+    for (const sink of sinks) if (this.#drop(sink)) sink.detached(this.error);
   }
 
   /**
@@ -163,8 +169,13 @@ export class Follower<T = unknown> implements FollowTarget<T> {
    * the sink is detached (`detach`, a full sink, the follower's end).
    */
   attach(sink: LiveSink<T>): void {
-    if (!this.retired && !this.#sinks.has(sink)) {
-      this.#sinks.add(sink);
+    if (!this.retired && this.#sink !== sink && !this.#sinks?.has(sink)) {
+      if (this.#sinks) this.#sinks.add(sink);
+      else if (this.#sink === undefined) this.#sink = sink;
+      else {
+        this.#sinks = new Set([this.#sink, sink]);
+        this.#sink = undefined;
+      }
       return;
     }
     this.members--;
@@ -177,27 +188,32 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   }
 
   #drop(sink: LiveSink<T>): boolean {
-    if (!this.#sinks.delete(sink)) return false;
+    if (this.#sink === sink) this.#sink = undefined;
+    else if (!this.#sinks?.delete(sink)) return false;
     if (--this.members <= 0) this.retire();
     return true;
   }
 
   /** Hands a pushed event to every sink above which it is; one that cannot take it is detached. */
   #fanOut(event: TidemarkEvent<T>): void {
-    const seq = event.streamSequence;
-    for (const sink of this.#sinks) {
-      if (seq <= sink.position) continue;
-      if (sink.canTake()) sink.take(event);
-      else if (this.#drop(sink)) sink.detached();
-    }
+    if (this.#sink) this.#offer(this.#sink, event);
+    else if (this.#sinks) for (const sink of this.#sinks) this.#offer(sink, event);
+  }
+
+  #offer(sink: LiveSink<T>, event: TidemarkEvent<T>): void {
+    if (event.streamSequence <= sink.position) return;
+    if (sink.canTake()) sink.take(event);
+    else if (this.#drop(sink)) sink.detached();
   }
 
   /** The watermark moved while idle: sinks below it learn the new one (one cursor for all). */
   #advance(): void {
-    if (this.#sinks.size === 0) return;
+    if (this.#sink === undefined && !this.#sinks?.size) return;
     const position = this.watermark;
     const cursor = this.cursorAt(position);
-    for (const sink of this.#sinks) if (sink.position < position) sink.caughtUp(cursor, position);
+    if (this.#sink) {
+      if (this.#sink.position < position) this.#sink.caughtUp(cursor, position);
+    } else for (const sink of this.#sinks!) if (sink.position < position) sink.caughtUp(cursor, position);
   }
 
   /** Ends the follower with `err`: its subscribers drain the ring, then get it. */
@@ -284,7 +300,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.#last = event.streamSequence;
     this.ring!.push(event, this.#settings.sizeOf(event));
     recordDelivery(event, this.topic.id, this.members);
-    if (this.#sinks.size > 0) this.#fanOut(event);
+    this.#fanOut(event);
     if (event.streamSequence > this.watermark) this.watermark = event.streamSequence;
     // An event is a fresh watermark too: the periodic refresh is for tenants that publish nothing.
     this.#refreshedAt = Date.now();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BrokerUnavailableError, type Cursor } from "@tidemark/shared";
+import { BrokerUnavailableError, decodeCursor, encodeCursor, type Cursor } from "@tidemark/shared";
 import { HeadReader, type HeadSource } from "./head.js";
 
 // A topic whose head() calls stay open until the test answers them, in order; a head cursor
@@ -12,6 +12,7 @@ function fakeTopic() {
         calls.push({ at: Date.now(), answer: (s) => resolve(`h${s}` as Cursor), fail: reject });
       }),
     cursorSequence: (cursor: string) => Number(cursor.slice(1)),
+    cursorAt: (sequence: number) => `h${sequence}` as Cursor,
   };
   return { topic, calls };
 }
@@ -168,5 +169,28 @@ describe("head reads", () => {
     expect(calls).toHaveLength(2);
     calls[1]!.answer(2);
     expect((await urgent).sequence).toBe(2);
+  });
+
+  it("head - reads of one incarnation give the same cursors to every follower; a re-created topic's head gets its own", async () => {
+    const parts = { namespace: "n", topic: "t", incarnation: "i1" };
+    let head = encodeCursor({ ...parts, sequence: 5 });
+    const topic: HeadSource = { head: async () => head, cursorSequence: (c) => decodeCursor(c).sequence, cursorAt: () => encodeCursor({ ...parts, sequence: 0 }) };
+    const reader = new HeadReader(topic, { spacingMs: 0 });
+    const first = reader.read();
+    await vi.advanceTimersByTimeAsync(0);
+    head = encodeCursor({ ...parts, sequence: 9 });
+    const second = reader.read();
+    await vi.advanceTimersByTimeAsync(0);
+    const [a, b] = [await first, await second];
+    expect([a.sequence, b.sequence]).toEqual([5, 9]);
+    expect(b.cursors).toBe(a.cursors);
+    expect(a.cursors.at(7)).toBe(encodeCursor({ ...parts, sequence: 7 }));
+    head = encodeCursor({ ...parts, incarnation: "i2", sequence: 1 });
+    const third = reader.read();
+    await vi.advanceTimersByTimeAsync(0);
+    const c = await third;
+    expect(c.cursors).not.toBe(a.cursors);
+    expect(c.incarnation).toBe("i2");
+    expect(c.cursors.at(3)).toBe(encodeCursor({ ...parts, incarnation: "i2", sequence: 3 }));
   });
 });

@@ -9,7 +9,7 @@
 import { backoffCeiling, ErrorCode, isTidemarkError, type Cursor } from "@tidemark/shared";
 import type { Topic } from "../core/types.js";
 import { sleep } from "../core/sleep.js";
-import { incarnationOf } from "./incarnation.js";
+import { IncarnationCursors } from "./incarnation.js";
 import { BROKER_RETRY } from "./retry.js";
 
 /** @internal One head read. */
@@ -18,12 +18,14 @@ export interface HeadRead {
   sequence: number;
   /** The incarnation the head cursor names (undefined for cursors of another format). */
   incarnation: string | undefined;
+  /** Cursors of that incarnation, one instance per head reader while the incarnation lasts. */
+  cursors: IncarnationCursors;
   /** Reads of one topic are numbered in the order they started: a higher serial saw a newer stream. */
   serial: number;
 }
 
 /** @internal What a head reader needs of its topic (a fake in head.test.ts). */
-export type HeadSource = Pick<Topic, "head" | "cursorSequence">;
+export type HeadSource = Pick<Topic, "head" | "cursorSequence" | "cursorAt">;
 
 /** @internal */
 export interface HeadReaderOptions {
@@ -49,6 +51,7 @@ export class HeadReader {
   #pending: Pending | undefined;
   #lastStart = -Infinity;
   #serial = 0;
+  #cursors: IncarnationCursors | undefined;
   /** Reads started so far (each one broker lookup, bar retries). */
   reads = 0;
 
@@ -114,7 +117,9 @@ export class HeadReader {
     for (let attempt = 0; ; attempt++) {
       try {
         const cursor = await this.#topic.head();
-        return { cursor, sequence: this.#topic.cursorSequence(cursor), incarnation: incarnationOf(cursor), serial };
+        let cursors = this.#cursors;
+        if (!cursors?.sameAs(cursor)) this.#cursors = cursors = new IncarnationCursors(cursor, this.#topic);
+        return { cursor, sequence: this.#topic.cursorSequence(cursor), incarnation: cursors.incarnation, serial, cursors };
       } catch (err) {
         if (attempt >= 3 || !isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable) throw err;
         await sleep(backoffCeiling(attempt, BROKER_RETRY.backoff));
