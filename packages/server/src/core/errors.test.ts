@@ -43,6 +43,12 @@ describe("core errors", () => {
     expect(isTransient(new JetStreamApiError({ err_code: 10071, code: 400, description: "wrong last sequence" }))).toBe(false);
   });
 
+  it("errors - a leader's 'store is closed' (10077, its stream stopped after the commit) is retried; the stream's limits (10077 too) are not", () => {
+    expect(isTransient(new JetStreamApiError({ err_code: 10077, code: 503, description: "store is closed" }))).toBe(true);
+    expect(isTransient(new JetStreamApiError({ err_code: 10077, code: 503, description: "maximum bytes exceeded" }))).toBe(false);
+    expect(isTransient(new JetStreamApiError({ err_code: 10077, code: 503, description: "message too large" }))).toBe(false);
+  });
+
   it("errors - maybeStored survives a trip across a boundary", () => {
     const e = new BrokerUnavailableError("gone", { maybeStored: true });
     expect(e.maybeStored).toBe(true);

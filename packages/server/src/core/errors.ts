@@ -33,7 +33,22 @@ export const JsCode = {
    * same id gets the duplicate ack once it is.
    */
   DuplicateMessageInProcess: 10158,
+  /**
+   * Storing a message failed (the description is the store's error). "store is closed" is the
+   * answer of a replicated stream's leader whose stream stopped (a reset, a step-down, a
+   * shutdown) after the message was proposed and committed: the other replicas store it.
+   */
+  StreamStoreFailed: 10077,
 } as const;
+
+/**
+ * The stream's store closed under a publish it had already taken (see JsCode.StreamStoreFailed):
+ * the event may be stored on the other replicas, and a send with the same id reaches the next
+ * leader, which stores it or answers it as a duplicate.
+ */
+export function isStoreClosed(err: unknown): boolean {
+  return jsErrorCode(err) === JsCode.StreamStoreFailed && /store is closed/i.test((err as Error).message);
+}
 
 /** The JetStream API error code of `err`, when it is one. */
 export function jsErrorCode(err: unknown): number | undefined {
@@ -128,7 +143,8 @@ export function isTransient(err: unknown): boolean {
     err instanceof natsErrors.ConnectionError ||
     isNoResponders(err) ||
     jsErrorCode(err) === JsCode.ClusterNotAvailable ||
-    jsErrorCode(err) === JsCode.DuplicateMessageInProcess
+    jsErrorCode(err) === JsCode.DuplicateMessageInProcess ||
+    isStoreClosed(err)
   );
 }
 

@@ -185,4 +185,53 @@ describe("publish retries", () => {
       await nc.close();
     }
   });
+
+  it("publish - a leader answering 'store is closed' (its stream stopped after the commit) is sent again with the same id, and the next leader's answer ends the call: not 'nothing was stored'", async () => {
+    // nats-server's leader of a replicated stream answers 10077 "store is closed" when its stream
+    // stops between the commit and its own apply (a reset of a damaged store, a step-down); the
+    // other replicas apply the message. The store-damage fault test met it once in ten runs: the
+    // call said "nothing was stored" of an event the stream held. Here a subscriber on the publish
+    // subject plays both leaders: the first attempt gets the old leader's answer, the second the
+    // next leader's duplicate acknowledgement of what the replicas stored.
+    await using nats = await startTestNats();
+    const nc = await connect({ servers: nats.url });
+    try {
+      const subject = `stream.storeclosed.${uniqueNamespace()}`;
+      const requests = new PublishRequests(nc, new ConnectionDrops());
+      const handles = { nc } as TopicHandles;
+      const ids: string[] = [];
+      const sub = nc.subscribe(subject, {
+        callback: (_e, m) => {
+          ids.push(m.headers?.get("Nats-Msg-Id") ?? "");
+          if (ids.length === 1) m.respond(JSON.stringify({ error: { code: 503, err_code: 10077, description: "store is closed" } }));
+          else m.respond(JSON.stringify({ stream: "DAMAGED", seq: 42, duplicate: true }));
+        },
+      });
+      await nc.flush();
+      const ctx: SendContext = {
+        topic: "damaged",
+        stream: "DAMAGED",
+        headerPrefix: publishHeaderPrefix("DAMAGED"),
+        attributes: { topic: "damaged" },
+        meters: createMeterRegistry(),
+        requestTimeoutMs: 2_000,
+        deadlineMs: 8_000,
+        ready: () => Promise.resolve(handles),
+        current: () => handles,
+        reprovision: () => undefined,
+        requests: (c: NatsConnection) => (c === nc ? requests : expect.unreachable()),
+        streamGone: () => Promise.resolve(false),
+        mapError: (err) => mapNatsError(err),
+      };
+      const sent = await sendWithRetry(ctx, subject, new TextEncoder().encode("{}"), "!id").then(
+        (s) => ({ seq: s.ack.seq }),
+        (e: unknown) => ({ err: String(e), maybeStored: (e as { maybeStored?: boolean }).maybeStored }),
+      );
+      sub.unsubscribe();
+      expect(sent).toEqual({ seq: 42 });
+      expect(ids).toEqual(["!id", "!id"]);
+    } finally {
+      await nc.close();
+    }
+  });
 });

@@ -8,7 +8,8 @@
  * `isNoResponders` and `mapNatsError` read them unchanged:
  *   no server took it (status 503)      NoRespondersError   (transient, nothing stored)
  *   no answer within the timeout        TimeoutError        (transient, maybe stored)
- *   a JetStream API error in the answer JetStreamApiError   (by its `err_code`)
+ *   a JetStream API error in the answer JetStreamApiError   (by its `err_code`; 10077 "store is
+ *                                                         closed" is retried, maybe stored)
  *   the connection dropped              ConnectionDropped   (sent again at once, maybe stored)
  *   the stream elected a leader         LeaderElected       (sent again at once, maybe stored)
  *   the connection closed               ClosedConnectionError (permanent)
