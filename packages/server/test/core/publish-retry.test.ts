@@ -13,6 +13,28 @@ import { confirmStreamGone, sendWithRetry, type SendContext, publishHeaderPrefix
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What `sendWithRetry` needs, for a stream played by the test on `nc` (2 s attempts, 8 s deadline). */
+function sendContext(nc: NatsConnection, stream: string, streamGone: SendContext["streamGone"]): SendContext {
+  const requests = new PublishRequests(nc, new ConnectionDrops());
+  const handles = { nc } as TopicHandles;
+  const topic = stream.toLowerCase();
+  return {
+    topic,
+    stream,
+    headerPrefix: publishHeaderPrefix(stream),
+    attributes: { topic },
+    meters: createMeterRegistry(),
+    requestTimeoutMs: 2_000,
+    deadlineMs: 8_000,
+    ready: () => Promise.resolve(handles),
+    current: () => handles,
+    reprovision: () => undefined,
+    requests: (c: NatsConnection) => (c === nc ? requests : expect.unreachable()),
+    streamGone,
+    mapError: (err) => mapNatsError(err),
+  };
+}
+
 describe("publish retries", () => {
   it("publish - a server frozen mid-publish and resumed within the deadline stores exactly one event", async () => {
     await using nats = await startTestNats();
@@ -137,27 +159,11 @@ describe("publish retries", () => {
     const swallow = nc.subscribe("check.unanswered", { callback: () => undefined });
     try {
       const subject = `stream.electing.${uniqueNamespace()}`;
-      const requests = new PublishRequests(nc, new ConnectionDrops());
-      const handles = { nc } as TopicHandles;
       let checks = 0;
-      const ctx: SendContext = {
-        topic: "electing",
-        stream: "ELECTING",
-        headerPrefix: publishHeaderPrefix("ELECTING"),
-        attributes: { topic: "electing" },
-        meters: createMeterRegistry(),
-        requestTimeoutMs: 2_000,
-        deadlineMs: 8_000,
-        ready: () => Promise.resolve(handles),
-        current: () => handles,
-        reprovision: () => undefined,
-        requests: (c: NatsConnection) => (c === nc ? requests : expect.unreachable()),
-        streamGone: (_h, boundMs) => {
-          checks++;
-          return confirmStreamGone(() => nc.request("check.unanswered", undefined, { timeout: 60_000 }), boundMs);
-        },
-        mapError: (err) => mapNatsError(err),
-      };
+      const ctx = sendContext(nc, "ELECTING", (_h, boundMs) => {
+        checks++;
+        return confirmStreamGone(() => nc.request("check.unanswered", undefined, { timeout: 60_000 }), boundMs);
+      });
       const started = Date.now();
       const backAt = started + 1_000;
       const stream = (async () => {
@@ -197,8 +203,6 @@ describe("publish retries", () => {
     const nc = await connect({ servers: nats.url });
     try {
       const subject = `stream.storeclosed.${uniqueNamespace()}`;
-      const requests = new PublishRequests(nc, new ConnectionDrops());
-      const handles = { nc } as TopicHandles;
       const ids: string[] = [];
       const sub = nc.subscribe(subject, {
         callback: (_e, m) => {
@@ -208,21 +212,7 @@ describe("publish retries", () => {
         },
       });
       await nc.flush();
-      const ctx: SendContext = {
-        topic: "damaged",
-        stream: "DAMAGED",
-        headerPrefix: publishHeaderPrefix("DAMAGED"),
-        attributes: { topic: "damaged" },
-        meters: createMeterRegistry(),
-        requestTimeoutMs: 2_000,
-        deadlineMs: 8_000,
-        ready: () => Promise.resolve(handles),
-        current: () => handles,
-        reprovision: () => undefined,
-        requests: (c: NatsConnection) => (c === nc ? requests : expect.unreachable()),
-        streamGone: () => Promise.resolve(false),
-        mapError: (err) => mapNatsError(err),
-      };
+      const ctx = sendContext(nc, "DAMAGED", () => Promise.resolve(false));
       const sent = await sendWithRetry(ctx, subject, new TextEncoder().encode("{}"), "!id").then(
         (s) => ({ seq: s.ack.seq }),
         (e: unknown) => ({ err: String(e), maybeStored: (e as { maybeStored?: boolean }).maybeStored }),
