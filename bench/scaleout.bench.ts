@@ -66,6 +66,7 @@ const BRIDGES = Math.max(env("SCALEOUT_BRIDGES", 5), Math.ceil(CLIENTS / perProc
 const LOADGENS = Math.max(env("SCALEOUT_LOADGENS", 2), Math.ceil(CLIENTS / perProcess));
 
 const sum = (pids: number[], f: (pid: number) => number) => pids.reduce((n, p) => n + f(p), 0);
+const coresOf = (c: SideFigures["steadyCores"]) => `${c.servers} / ${c.loadGenerators} / ${c.nats} / ${c.publisher}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface SideFigures {
@@ -76,10 +77,12 @@ interface SideFigures {
   p50: number;
   p99: number;
   latencySamples: number;
+  /** Cores used over the steady window, per kind of process (where this machine's 2 went). */
+  steadyCores: { servers: number; loadGenerators: number; nats: number; publisher: number };
 }
 
 /** Opens every client against `urls`, then measures memory, idle CPU and latency at the steady rates. */
-async function measureSide(kind: StormKind, urls: string[], pids: number[], load: StormLoad, publisher: StormPublisher): Promise<SideFigures> {
+async function measureSide(kind: StormKind, urls: string[], pids: number[], load: StormLoad, publisher: StormPublisher, natsPids: number[]): Promise<SideFigures> {
   await sleep(2_000);
   const rssBefore = sum(pids, rssBytes);
   const sockBefore = sockstat().memBytes;
@@ -93,16 +96,26 @@ async function measureSide(kind: StormKind, urls: string[], pids: number[], load
   await sleep(IDLE_MS);
   const idleCpuUs = ((sum(pids, cpuSeconds) - cpu0) * 1e6) / (CLIENTS * ((Date.now() - t0) / 1000));
   await load.latency(true);
+  // Where the cores go while the steady load runs: the servers, the load generators, the
+  // nats-server and this process (the publisher), all on the same machine.
+  const groups = { servers: pids, loadGenerators: load.pids, nats: natsPids };
+  const steady0 = Object.fromEntries(Object.entries(groups).map(([k, ps]) => [k, sum(ps, cpuSeconds)]));
+  const self0 = process.cpuUsage();
+  const s0 = Date.now();
   await publisher.run(RATES, AbortSignal.timeout(STEADY_MS));
+  const steadyS = (Date.now() - s0) / 1000;
+  const selfUsed = process.cpuUsage(self0);
+  const cores = (k: keyof typeof groups) => +((sum(groups[k], cpuSeconds) - steady0[k]!) / steadyS).toFixed(2);
+  const steadyCores = { servers: cores("servers"), loadGenerators: cores("loadGenerators"), nats: cores("nats"), publisher: +((selfUsed.user + selfUsed.system) / 1e6 / steadyS).toFixed(2) };
   await sleep(2_000);
   const hist = await load.latency(false);
   const latencySamples = hist.reduce((n, [, c]) => n + c, 0);
-  const figures = { connectMs, rssPerConn, sockPerConn, idleCpuUs, p50: quantileOf(hist, 0.5), p99: quantileOf(hist, 0.99), latencySamples };
+  const figures = { connectMs, rssPerConn, sockPerConn, idleCpuUs, p50: quantileOf(hist, 0.5), p99: quantileOf(hist, 0.99), latencySamples, steadyCores };
   console.log(`${kind}: ${JSON.stringify(figures)}`);
   return figures;
 }
 
-async function rawSide(natsUrl: string): Promise<SideFigures> {
+async function rawSide(natsUrl: string, natsPids: number[]): Promise<SideFigures> {
   const nc = await connect({ servers: natsUrl, name: "scaleout-publisher" });
   const servers = await startWsServers(BRIDGES, natsUrl);
   const load = await StormLoad.start({ processes: LOADGENS });
@@ -112,7 +125,7 @@ async function rawSide(natsUrl: string): Promise<SideFigures> {
       nc.publish(subjectOf(tenantId), JSON.stringify(event));
       return n;
     };
-    return await measureSide("ws", servers.urls, servers.pids, load, new StormPublisher(one));
+    return await measureSide("ws", servers.urls, servers.pids, load, new StormPublisher(one), natsPids);
   } finally {
     await load.close();
     await servers.close();
@@ -261,7 +274,7 @@ async function tidemarkSide(dir: string): Promise<TidemarkFigures> {
     const publisher = new StormPublisher(tidemarkPublishOne(sync, replicas));
     // Provision both topics before anyone subscribes (a tenant no client has).
     await new StormPublisher(tidemarkPublishOne(sync, replicas)).run({ users: 1, groups: 1, personalPerSecond: 20, groupPerSecond: 20 }, AbortSignal.timeout(200));
-    const side = await measureSide("tidemark", fleet.urls, fleet.pids, load, publisher);
+    const side = await measureSide("tidemark", fleet.urls, fleet.pids, load, publisher, natsPids);
     const natsRssMiB = sum(natsPids, rssBytes) / 2 ** 20;
     const ac = new AbortController();
     const publishing = publisher.run(RATES, ac.signal);
@@ -296,7 +309,7 @@ try {
   console.log(`steady load: ${RATES.personalPerSecond} personal events/s + ${RATES.groupPerSecond} group events/s for ${STEADY_MS / 1000} s; idle window ${IDLE_MS / 1000} s; feed backlog ${FEED_BACKLOG_MIB} MiB per topic`);
   const raw = process.env.SCALEOUT_SKIP_WS ? undefined : await (async () => {
     await using nats = await startBenchNats();
-    return await rawSide(nats.url);
+    return await rawSide(nats.url, [nats.pid]);
   })();
   const t = await tidemarkSide(dir);
   const f = (n: number | undefined, digits = 1) => (n === undefined || Number.isNaN(n) ? "-" : n.toFixed(digits));
@@ -308,6 +321,7 @@ try {
     ["publish-to-delivery p50 (ms)", f(t.p50), f(raw?.p50)],
     ["publish-to-delivery p99 (ms)", f(t.p99), f(raw?.p99)],
     ["deliveries sampled", String(t.latencySamples), String(raw?.latencySamples ?? "-")],
+    ["cores during the steady load: servers / load generators / nats-server / publisher", coresOf(t.steadyCores), raw ? coresOf(raw.steadyCores) : "-"],
     ["nats-server RSS (MiB)", f(t.natsRssMiB), "-"],
     ["JetStream consumers (bridges x topics = " + BRIDGES * 2 + ")", String(t.consumers), "-"],
     ...t.faults.map((x): [string, string, string] => [`${x.fault}: all affected resumed (s)${x.bridgesBackMs === undefined ? "" : " [bridges listening again (s)]"}, reconnects, drains`, `${f(x.resumedMs / 1000)}${x.bridgesBackMs === undefined ? "" : ` [${f(x.bridgesBackMs / 1000)}]`}, ${x.reconnects}, ${x.drains}`, "-"]),
