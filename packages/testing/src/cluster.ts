@@ -80,7 +80,7 @@ export interface TestCluster {
 }
 
 interface Jsz {
-  meta_cluster?: { leader?: string; cluster_size?: number };
+  meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name: string; current?: boolean; offline?: boolean }[] };
 }
 
 /**
@@ -156,13 +156,15 @@ export async function startTestCluster(options: { size?: number; maxFileStore?: 
     },
     async ready({ timeoutMs = 45_000 } = {}) {
       await until(
-        "the cluster has a JetStream meta leader every running node agrees on",
+        "the cluster has a JetStream meta leader every running node agrees on, and it sees every running node current",
         async () => {
           const up = nodes.filter((n) => n.server);
-          const leaders = await Promise.all(
-            up.map(async (n) => ((await (await fetch(new URL("/jsz", n.server!.monitorUrl))).json()) as Jsz).meta_cluster?.leader),
-          );
-          return leaders.every((l) => l && l === leaders[0]) && leaders.length > 0;
+          const views = await Promise.all(up.map(async (n) => ((await (await fetch(new URL("/jsz", n.server!.monitorUrl))).json()) as Jsz).meta_cluster));
+          const leader = views[0]?.leader;
+          if (!leader || !views.every((v) => v?.leader === leader)) return false;
+          // Until then an R3 stream create can fail "no suitable peers for placement, peer offline".
+          const replicas = views[up.findIndex((n) => n.name === leader)]?.replicas ?? [];
+          return up.every((n) => n.name === leader || replicas.some((r) => r.name === n.name && r.current && !r.offline));
         },
         timeoutMs,
         200,
