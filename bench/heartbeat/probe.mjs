@@ -14,7 +14,7 @@
 // e.g. @trufflesuite/uws-js-unofficial: the bridge over uWS instead of ws), HEAP=1 (a heap
 // snapshot of the bridge after the window, summed by constructor with heap-summary.mjs).
 import { spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,7 +75,6 @@ console.log(
 );
 if (HEAP) {
   bridge.kill("SIGUSR2");
-  const { readdirSync, statSync } = await import("node:fs");
   const snapshot = () => readdirSync(dir).find((f) => f.endsWith(".heapsnapshot"));
   // The file grows while V8 writes it: wait until its size holds still.
   let size = -1;
