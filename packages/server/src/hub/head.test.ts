@@ -190,7 +190,7 @@ describe("head reads", () => {
     await vi.advanceTimersByTimeAsync(0);
     const c = await third;
     expect(c.cursors).not.toBe(a.cursors);
-    expect(c.incarnation).toBe("i2");
+    expect(c.cursors.incarnation).toBe("i2");
     expect(c.cursors.at(3)).toBe(encodeCursor({ ...parts, incarnation: "i2", sequence: 3 }));
   });
 });

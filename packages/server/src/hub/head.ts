@@ -16,9 +16,10 @@ import { BROKER_RETRY } from "./retry.js";
 export interface HeadRead {
   cursor: Cursor;
   sequence: number;
-  /** The incarnation the head cursor names (undefined for cursors of another format). */
-  incarnation: string | undefined;
-  /** Cursors of that incarnation, one instance per head reader while the incarnation lasts. */
+  /**
+   * Cursors of the incarnation the head cursor names (`cursors.incarnation`, undefined for cursors
+   * of another format), one instance per head reader while the incarnation lasts.
+   */
   cursors: IncarnationCursors;
   /** Reads of one topic are numbered in the order they started: a higher serial saw a newer stream. */
   serial: number;
@@ -119,7 +120,7 @@ export class HeadReader {
         const cursor = await this.#topic.head();
         let cursors = this.#cursors;
         if (!cursors?.sameAs(cursor)) this.#cursors = cursors = new IncarnationCursors(cursor, this.#topic);
-        return { cursor, sequence: this.#topic.cursorSequence(cursor), incarnation: cursors.incarnation, serial, cursors };
+        return { cursor, sequence: this.#topic.cursorSequence(cursor), serial, cursors };
       } catch (err) {
         if (attempt >= 3 || !isTidemarkError(err) || err.code !== ErrorCode.BrokerUnavailable) throw err;
         await sleep(backoffCeiling(attempt, BROKER_RETRY.backoff));

@@ -194,7 +194,7 @@ export class HubRegistry {
     const key = topic as Topic<unknown>;
     const running = this.#feeds.get(key) as TopicFeed<T> | undefined;
     if (running && !running.stopped) {
-      if (sameIncarnation(running.cursors.incarnation, head.incarnation)) return running;
+      if (sameIncarnation(running.cursors.incarnation, head.cursors.incarnation)) return running;
       if (head.serial <= running.startSerial) return undefined;
       running.fail(recreated(topic.id));
     }

@@ -21,7 +21,7 @@ function startPosition(topic: Topic<unknown>, after: string | undefined, head: H
   if (after === undefined) return head.sequence;
   const pos = topic.cursorSequence(after);
   // A bare sequence of another incarnation would resume mid-stream in the new one.
-  if (!sameIncarnation(incarnationOf(after), head.incarnation)) throw recreated(topic.id);
+  if (!sameIncarnation(incarnationOf(after), head.cursors.incarnation)) throw recreated(topic.id);
   assertNotPastHead(topic.id, pos, head.sequence);
   return pos;
 }
@@ -42,7 +42,7 @@ async function join<T>(
   for (;;) {
     const pos = startPosition(topic as Topic<unknown>, after, head);
     const follower = registry.acquire(topic, tenantId);
-    if (!follower.cursors || sameIncarnation(follower.cursors.incarnation, head.incarnation)) return { follower, pos, head };
+    if (!follower.cursors || sameIncarnation(follower.cursors.incarnation, head.cursors.incarnation)) return { follower, pos, head };
     registry.release(follower as Follower<unknown>);
     if (head.serial > follower.startSerial) follower.fail(recreated(topic.id));
     else head = await registry.head(topic as Topic<unknown>);
@@ -142,7 +142,7 @@ export async function* run<T>(
       registry.stats.subscriberReplays++;
       const until = await registry.head(topic as Topic<unknown>);
       if (signal?.aborted) return;
-      if (!sameIncarnation(until.incarnation, follower.cursors?.incarnation)) {
+      if (!sameIncarnation(until.cursors.incarnation, follower.cursors?.incarnation)) {
         const err = recreated(topic.id);
         follower.fail(err);
         throw err;
