@@ -104,7 +104,7 @@ describe("fault: a node's disk full", () => {
       const replays = await load.replays(stored);
       const f = { tmpfsMiB: size, ackedWhileFull, jetstreamDisabledWhileFull: jszFull?.disabled ?? "unknown", recoveredMs, nodeLeads: leads, replays, ...load.account(stored), readErrors };
       console.log("FIGURES disk-full " + JSON.stringify(f));
-      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0 });
+      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0, falseGaps: 0 });
       expect(f.inDoubtSaidSo).toBe(f.inDoubt);
       expect(f.readersExact).toBe(f.readers);
       expect(ackedWhileFull).toBeGreaterThan(0);

@@ -63,7 +63,7 @@ describe.sequential("fault: kill -9 of the embedded nats-server mid-burst", () =
         await load.settle(stored);
         const f = { durability, rounds: ROUNDS, ...load.account(stored), readErrors, downMsMax: Math.max(...downMs), downMsMedian: [...downMs].sort((a, b) => a - b)[downMs.length >> 1] };
         console.log("FIGURES embedded-crash " + JSON.stringify(f));
-        expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0 });
+        expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0, falseGaps: 0 });
         expect(f.inDoubtSaidSo).toBe(f.inDoubt);
         expect(f.readersExact).toBe(f.readers);
       } finally {

@@ -70,7 +70,7 @@ describe("fault: a node removed, a new one added", () => {
       const replays = await load.replays(stored);
       const f = { removed: gone.name, added: fresh.name, movedMs, newNodeLeads: leads, replicasAtEnd: await replicas(), replays, ...load.account(stored), readErrors };
       console.log("FIGURES membership " + JSON.stringify(f));
-      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0 });
+      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, holes: 0, duplicates: 0, outOfOrder: 0, falseGaps: 0 });
       expect(f.inDoubtSaidSo).toBe(f.inDoubt);
       expect(f.readersExact).toBe(f.readers);
       expect(replays.every((r) => typeof r === "number")).toBe(true);

@@ -229,7 +229,7 @@ describe.sequential("fault: a follower's store damaged while it is stopped", () 
   for (const kind of ["flip", "truncate"] as const) {
     it(`store damage - ${kind === "flip" ? "bytes flipped in" : "truncated"} a follower's message block, the follower restarted and made leader: nothing acknowledged lost or doubled, readers exact or told`, async () => {
       const f = await damageRun(kind);
-      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, shortReplays: 0 });
+      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, shortReplays: 0, falseGaps: 0 });
       // A truncated block leaves deleted sequences the damaged leader reports: tenant reads read
       // on elsewhere, complete or told. Flipped bytes leave every sequence in place, but a flip in
       // a record's subject moves that event out of its tenant's subject on the node that now
@@ -257,7 +257,7 @@ describe.sequential("fault: a follower's store damaged while it is stopped", () 
   for (const kind of ["truncate", "flip"] as const) {
     it(`store damage - a ${kind === "flip" ? "bit-flipped" : "truncated"} follower that does not lead: tenant and whole-topic reads complete or told, readers exact, nothing acknowledged lost`, async () => {
       const f = await damageRun(kind, false);
-      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, holes: 0, shortReplays: 0, shortTenantReplays: 0, shortWindowReplays: 0, hung: 0 });
+      expect(f).toMatchObject({ ackedLost: 0, storedTwice: 0, untypedErrors: 0, duplicates: 0, outOfOrder: 0, holes: 0, falseGaps: 0, shortReplays: 0, shortTenantReplays: 0, shortWindowReplays: 0, hung: 0 });
       expect(f.readersExact).toBe(f.readers);
       expect([...f.replays, ...f.tenantReplays].filter((r) => String(r).includes("RETENTION_GAP"))).toEqual([]);
     }, 180_000);
