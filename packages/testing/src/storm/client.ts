@@ -6,12 +6,21 @@
  * {retryAfterMs}` honoured on top of it, another bridge on each reconnect (as DNS round robin
  * would hand out), and every hub subscription resumed from its last cursor. It keeps the stream
  * sequences it got per subscription, so lost, doubled and out-of-order events can be counted.
+ * Its heartbeat is the browser client's too (protocol 1.5): a `ping` is answered only when the
+ * client sent nothing for `PONG_AFTER_BEATS` intervals.
  * The `ws` kind is the raw baseline: a plain socket told its tenants in the URL, no protocol.
  */
 import WebSocket from "ws";
-import { backoffDelay } from "@tidemark/shared";
+import { backoffDelay, PONG_AFTER_BEATS } from "@tidemark/shared";
 
 type Frame = Record<string, unknown> & { type: string };
+
+/** The bridge's ping, recognised without decoding it (a tenth of the frames a client gets). */
+const PING_BYTES = Buffer.from('{"type":"ping"}');
+const PING: Frame = { type: "ping" };
+function isPing(data: WebSocket.RawData): boolean {
+  return Buffer.isBuffer(data) && data.length === PING_BYTES.length && data.equals(PING_BYTES);
+}
 
 /** The client's reconnect backoff (docs/client.md, `defaultBackoff`). */
 const BACKOFF = { baseMs: 500, maxMs: 15_000 };
@@ -68,6 +77,9 @@ export class StormClient {
   #attempt = 0;
   #retryAfterMs: number | undefined;
   #closed = false;
+  /** When the current socket last sent a frame, and the heartbeat its `welcome` announced (ms). */
+  #lastSent = 0;
+  #heartbeatMs = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: StormClientOptions) {
@@ -96,9 +108,9 @@ export class StormClient {
       s.hub = o.kind === "ws" ? s.tenantId : undefined;
     }
     ws.on("open", () => {
-      if (o.kind === "tidemark") ws.send(JSON.stringify({ type: "hello", v: 1, token: `${o.user}|${o.group}` }));
+      if (o.kind === "tidemark") this.#send(ws, JSON.stringify({ type: "hello", v: 1, token: `${o.user}|${o.group}` }));
     });
-    ws.on("message", (data) => this.#onFrame(ws, JSON.parse(String(data)) as Frame));
+    ws.on("message", (data) => this.#onFrame(ws, isPing(data) ? PING : (JSON.parse(String(data)) as Frame)));
     ws.on("error", () => undefined);
     ws.on("close", (code) => this.#onClose(ws, code));
   }
@@ -123,9 +135,14 @@ export class StormClient {
     this.#timer = setTimeout(() => this.connect(), delay);
   }
 
+  #send(ws: WebSocket, text: string): void {
+    this.#lastSent = Date.now();
+    ws.send(text);
+  }
+
   #subscribe(ws: WebSocket, s: StormSub): void {
     if (this.#closed || ws !== this.#ws || ws.readyState !== WebSocket.OPEN) return;
-    ws.send(JSON.stringify({ type: "subscribe", id: s.id, topic: s.topic, tenantId: s.tenantId, mode: "hub", cursor: s.cursor }));
+    this.#send(ws, JSON.stringify({ type: "subscribe", id: s.id, topic: s.topic, tenantId: s.tenantId, mode: "hub", cursor: s.cursor }));
   }
 
   #caughtUp(s: StormSub): void {
@@ -137,11 +154,12 @@ export class StormClient {
     switch (f.type) {
       case "welcome":
         this.welcomeAt = Date.now();
+        this.#heartbeatMs = Number(f.heartbeatMs) || 0;
         this.#attempt = 0;
         for (const s of this.subs) this.#subscribe(ws, s);
         return;
       case "ping":
-        ws.send('{"type":"pong"}');
+        if (Date.now() - this.#lastSent >= this.#heartbeatMs * PONG_AFTER_BEATS) this.#send(ws, '{"type":"pong"}');
         return;
       case "subscribed": {
         const s = this.subs.find((x) => x.id === f.id || (this.options.kind === "ws" && x.tenantId === f.hub));
