@@ -40,7 +40,7 @@ import { monitorJson, namespaceConsumers } from "./lib/monitor.js";
 import { environment } from "./lib/table.js";
 import { cpuSeconds } from "./fanout/cpu.js";
 import { subjectOf } from "./fanout/shared.js";
-import { openFilesLimit, rssBytes, sockstat } from "./scaleout/procfs.js";
+import { machineTicks, openFilesLimit, rssBytes, sockstat } from "./scaleout/procfs.js";
 import { BridgeFleet, startWsServers } from "./scaleout/sides.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -66,7 +66,7 @@ const BRIDGES = Math.max(env("SCALEOUT_BRIDGES", 5), Math.ceil(CLIENTS / perProc
 const LOADGENS = Math.max(env("SCALEOUT_LOADGENS", 2), Math.ceil(CLIENTS / perProcess));
 
 const sum = (pids: number[], f: (pid: number) => number) => pids.reduce((n, p) => n + f(p), 0);
-const coresOf = (c: SideFigures["steadyCores"]) => `${c.servers} / ${c.loadGenerators} / ${c.nats} / ${c.publisher}`;
+const coresOf = (c: SideFigures["steadyCores"]) => `${c.servers} / ${c.loadGenerators} / ${c.nats} / ${c.publisher} (machine ${Math.round(c.machineBusy * 100)} % busy)`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface SideFigures {
@@ -77,8 +77,11 @@ interface SideFigures {
   p50: number;
   p99: number;
   latencySamples: number;
-  /** Cores used over the steady window, per kind of process (where this machine's 2 went). */
-  steadyCores: { servers: number; loadGenerators: number; nats: number; publisher: number };
+  /**
+   * Cores used over the steady window, per kind of process (where this machine's 2 went), and
+   * `machineBusy`: the share of all cores busy meanwhile (/proc/stat: the kernel's and any process's).
+   */
+  steadyCores: { servers: number; loadGenerators: number; nats: number; publisher: number; machineBusy: number };
 }
 
 /** Opens every client against `urls`, then measures memory, idle CPU and latency at the steady rates. */
@@ -101,12 +104,14 @@ async function measureSide(kind: StormKind, urls: string[], pids: number[], load
   const groups = { servers: pids, loadGenerators: load.pids, nats: natsPids };
   const steady0 = Object.fromEntries(Object.entries(groups).map(([k, ps]) => [k, sum(ps, cpuSeconds)]));
   const self0 = process.cpuUsage();
+  const machine0 = machineTicks();
   const s0 = Date.now();
   await publisher.run(RATES, AbortSignal.timeout(STEADY_MS));
   const steadyS = (Date.now() - s0) / 1000;
   const selfUsed = process.cpuUsage(self0);
+  const machine1 = machineTicks();
   const cores = (k: keyof typeof groups) => +((sum(groups[k], cpuSeconds) - steady0[k]!) / steadyS).toFixed(2);
-  const steadyCores = { servers: cores("servers"), loadGenerators: cores("loadGenerators"), nats: cores("nats"), publisher: +((selfUsed.user + selfUsed.system) / 1e6 / steadyS).toFixed(2) };
+  const steadyCores = { servers: cores("servers"), loadGenerators: cores("loadGenerators"), nats: cores("nats"), publisher: +((selfUsed.user + selfUsed.system) / 1e6 / steadyS).toFixed(2), machineBusy: +((machine1.busy - machine0.busy) / (machine1.total - machine0.total)).toFixed(2) };
   await sleep(2_000);
   const hist = await load.latency(false);
   const latencySamples = hist.reduce((n, [, c]) => n + c, 0);

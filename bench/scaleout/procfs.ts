@@ -21,3 +21,14 @@ export function openFilesLimit(): number {
   const line = /Max open files\s+(\d+)/.exec(readFileSync("/proc/self/limits", "utf8"));
   return Number(line?.[1] ?? 1024);
 }
+
+/**
+ * The machine's CPU time so far (`/proc/stat`, first line, in clock ticks): busy (user, nice,
+ * system, irq, softirq, steal) and all. Two readings give how full the cores were between them,
+ * including what no process of the run is charged with (the kernel's softirqs, other processes).
+ */
+export function machineTicks(): { busy: number; total: number } {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+  const busy = user! + nice! + system! + irq! + softirq! + (steal ?? 0);
+  return { busy, total: busy + idle! + iowait! };
+}
