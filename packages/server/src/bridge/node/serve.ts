@@ -81,6 +81,7 @@ export interface BridgeServer {
 /** Serves a bridge (or an app that mounts it) on Node. */
 export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = {}): Promise<BridgeServer> {
   const hostname = options.hostname ?? "127.0.0.1";
+  const closeTimeoutMs = options.closeTimeoutMs ?? 1_000;
   // ws buffers a message up to maxPayload before the bridge sees it, and checks the announced
   // length at the frame header: at twice maxFrameBytes a frame just over the limit still gets
   // the bridge's error frame (4413), and a larger one is cut at its header (1009) instead of
@@ -92,7 +93,7 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
     // shared event frame once per socket
     perMessageDeflate: false,
     maxPayload: bridge.limits.maxFrameBytes * 2,
-    closeTimeout: options.closeTimeoutMs ?? 1_000,
+    closeTimeout: closeTimeoutMs,
   };
   const wss = new WebSocketServer(wsOptions);
   const app = options.app ?? bridge.app;
@@ -124,7 +125,18 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
         await bridge.drain({ graceMs: options.drainGraceMs ?? 1_000 });
         await bridge.close();
         for (const client of wss.clients) client.terminate();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Node's close() waits for every connection, and no longer enforces the request
+        // timeouts meanwhile: one peer keeping a connection open (a request head never
+        // finished, a keep-alive one mid-request) held the stop for ever. What is still open
+        // a close timeout later is cut.
+        const http = server as import("node:http").Server;
+        await new Promise<void>((resolve) => {
+          const cut = setTimeout(() => http.closeAllConnections(), closeTimeoutMs);
+          http.close(() => {
+            clearTimeout(cut);
+            resolve();
+          });
+        });
       })();
       return closing;
     },

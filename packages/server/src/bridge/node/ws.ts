@@ -57,7 +57,9 @@ function uncork(init: { uncorked(): void }, socket: { uncork(): void }): void {
 function refuse(socket: Duplex, status: number, retryAfterSeconds?: number | string | null): void {
   if (socket.destroyed) return;
   const retryAfter = retryAfterSeconds == null || !/^\d+$/.test(String(retryAfterSeconds)) ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\n${retryAfter}Content-Length: 0\r\n\r\n`);
+  // Destroyed once written: the response says Connection: close, and a peer that never hangs
+  // up would otherwise hold a half-closed socket, and the server's close(), for ever.
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nConnection: close\r\n${retryAfter}Content-Length: 0\r\n\r\n`, () => socket.destroy());
 }
 
 /**
