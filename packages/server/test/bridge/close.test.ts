@@ -7,8 +7,8 @@
  */
 import { describe, it, expect } from "vitest";
 import { connect as tcp, type Socket } from "node:net";
-import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "@tidemark/testing";
+import { startTestNats } from "@tidemark/testing";
+import { servedBridge } from "./fixture.js";
 
 /** A raw TCP connection to the server that never closes by itself; `closed` resolves when the server ends it (FIN or reset). */
 async function rawConnection(port: number): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
@@ -28,11 +28,8 @@ async function rawConnection(port: number): Promise<{ socket: Socket; received: 
 describe("bridge - close()", () => {
   it("bridge - close() ends within its close timeout although peers keep their connections open: a request head never finished, an idle keep-alive connection, an upgrade refused while draining", async () => {
     await using nats = await startTestNats();
-    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
-    const topic = sync.topic({ id: "notes" });
-    const bridge = createNodeBridge({ sync, topics: [{ topic, authorize: () => true }], authenticate: () => ({}), logger: () => undefined });
     const closeTimeoutMs = 500;
-    const server = await serveBridge(bridge, { port: 0, closeTimeoutMs, drainGraceMs: 100 });
+    const { sync, bridge, server } = await servedBridge(nats, { closeTimeoutMs, drainGraceMs: 100 });
     try {
       const halfSent = await rawConnection(server.port);
       halfSent.socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"); // the head never ends

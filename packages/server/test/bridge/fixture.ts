@@ -16,6 +16,7 @@ import {
   type Sync,
   type SyncOptions,
   type LogRecord,
+  type ServeBridgeOptions,
 } from "../../src/index.js";
 import { loadTestUws, startTestNats, uniqueNamespace, type TestNats } from "@tidemark/testing";
 import type { Hono } from "hono";
@@ -121,3 +122,11 @@ export function useBridgeFixture(): BridgeFixture {
 /** Tenant-based rule of the suites: a user sees its own tenants. */
 export const ownTenants = (user: User, request: { tenantId: string | undefined }) =>
   request.tenantId !== undefined && user.tenants.includes(request.tenantId);
+
+/** A bridge on one topic that lets anyone in, served on Node (`serveBridge`, whatever the suites' runtime) with `options`. */
+export async function servedBridge(nats: TestNats, options: ServeBridgeOptions) {
+  const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
+  const topic = sync.topic({ id: "notes" });
+  const bridge = createNodeBridge({ sync, topics: [{ topic, authorize: () => true }], authenticate: () => ({}), logger: () => undefined });
+  return { sync, bridge, server: await serveBridge(bridge, { port: 0, ...options }) };
+}

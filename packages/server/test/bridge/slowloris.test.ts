@@ -1,15 +1,12 @@
 import { describe, it, expect } from "vitest";
 import { connect as tcp } from "node:net";
-import { createNodeBridge, createSync, serveBridge } from "../../src/index.js";
-import { startTestNats, uniqueNamespace } from "@tidemark/testing";
+import { startTestNats } from "@tidemark/testing";
+import { servedBridge } from "./fixture.js";
 
 describe("bridge - slow clients", () => {
   it("bridge - a socket that never finishes its upgrade request is dropped after headersTimeoutMs", async () => {
     await using nats = await startTestNats();
-    const sync = createSync({ namespace: uniqueNamespace(), nats: { servers: nats.url } });
-    const topic = sync.topic({ id: "notes" });
-    const bridge = createNodeBridge({ sync, topics: [{ topic, authorize: () => true }], authenticate: () => ({}), logger: () => undefined });
-    const server = await serveBridge(bridge, { port: 0, headersTimeoutMs: 1_000 });
+    const { sync, server } = await servedBridge(nats, { headersTimeoutMs: 1_000 });
     try {
       const socket = tcp({ host: "127.0.0.1", port: server.port });
       await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
