@@ -89,7 +89,25 @@ interface Jsz {
  * route address (no direct route by gossip) and no client URLs (`cluster { no_advertise }`), so
  * clients keep to the URLs they were given.
  */
-export async function startTestCluster(options: { size?: number; maxFileStore?: number; proxiedRoutes?: boolean } = {}): Promise<TestCluster> {
+export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
+  // The ports are free when picked and bound a moment later: a suite running beside this one
+  // may take one meanwhile (seen in CI: "bind: address already in use"). Fresh ports, again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTestClusterOnce(options);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/i.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+interface ClusterOptions {
+  size?: number;
+  maxFileStore?: number;
+  proxiedRoutes?: boolean;
+}
+
+async function startTestClusterOnce(options: ClusterOptions): Promise<TestCluster> {
   const size = options.size ?? 3;
   const root = mkdtempSync(join(tmpdir(), "tidemark-cluster-"));
   const ports = await freePorts(size * 2);
