@@ -54,7 +54,9 @@ export interface ServeBridgeOptions {
   backlog?: number;
   /**
    * Time a closing socket gets to answer the WebSocket close handshake before it is destroyed
-   * (`ws`'s own 30 s would keep a refused or timed-out socket and its buffers that long).
+   * (`ws`'s own 30 s would keep a refused or timed-out socket and its buffers that long); in
+   * `close()`, also the time HTTP connections still open after the WebSockets get before they
+   * are cut (Node's own close waits for them for ever).
    * @default 1000
    */
   closeTimeoutMs?: number;
