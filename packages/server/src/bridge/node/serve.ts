@@ -10,6 +10,7 @@ import { createAdaptorServer, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import { WebSocketServer, type ServerOptions } from "ws";
 import type { AddressInfo } from "node:net";
+import type { Server as HttpServer } from "node:http";
 import { createBridge, type Bridge } from "../bridge.js";
 import { handleUpgrades, upgradeWebSocket } from "./ws.js";
 import { pino } from "pino";
@@ -100,20 +101,21 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
   const wss = new WebSocketServer(wsOptions);
   const app = options.app ?? bridge.app;
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  // An HTTP/1 server: no `createServer` option is passed.
   const server = createAdaptorServer({
     fetch: app.fetch,
     // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check at
     // a fraction of the timeout so a half-sent upgrade is dropped close to it.
     serverOptions: { headersTimeout, requestTimeout: Math.max(headersTimeout, 300_000), connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout / 4, 5_000)) },
-  });
+  }) as HttpServer;
   // The bridge's own app: its endpoint's upgrades skip the app (upgrade.ts). An app that
   // mounts the bridge runs for every upgrade, with whatever middleware it has.
   const route = app === bridge.app ? (bridge as { [WS_ROUTE]?: WsRoute })[WS_ROUTE] : undefined;
-  handleUpgrades(server as import("node:http").Server, app.fetch, wss, route && directUpgrade(route));
+  handleUpgrades(server, app.fetch, wss, route && directUpgrade(route));
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
-    (server as import("node:http").Server).listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 65_535 }, () =>
-      resolve(((server as import("node:http").Server).address() as AddressInfo).port),
+    server.listen({ port: options.port ?? 8080, host: hostname, backlog: options.backlog ?? 65_535 }, () =>
+      resolve((server.address() as AddressInfo).port),
     );
   });
   let closing: Promise<void> | undefined;
@@ -131,10 +133,9 @@ export async function serveBridge(bridge: Bridge, options: ServeBridgeOptions = 
         // timeouts meanwhile: one peer keeping a connection open (a request head never
         // finished, a keep-alive one mid-request) held the stop for ever. What is still open
         // a close timeout later is cut.
-        const http = server as import("node:http").Server;
         await new Promise<void>((resolve) => {
-          const cut = setTimeout(() => http.closeAllConnections(), closeTimeoutMs);
-          http.close(() => {
+          const cut = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);
+          server.close(() => {
             clearTimeout(cut);
             resolve();
           });
