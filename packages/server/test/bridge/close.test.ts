@@ -6,24 +6,8 @@
  * reconnect raced the drain).
  */
 import { describe, it, expect } from "vitest";
-import { connect as tcp, type Socket } from "node:net";
 import { startTestNats } from "@tidemark/testing";
-import { servedBridge } from "./fixture.js";
-
-/** A raw TCP connection to the server that never closes by itself; `closed` resolves when the server ends it (FIN or reset). */
-async function rawConnection(port: number): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
-  const socket = tcp({ host: "127.0.0.1", port, allowHalfOpen: true });
-  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-  let received = "";
-  socket.on("data", (d: Buffer) => (received += d.toString()));
-  socket.on("error", () => undefined);
-  // allowHalfOpen: the server's FIN does not close this side, as a peer that never hangs up would not.
-  const closed = new Promise<void>((resolve) => {
-    socket.once("end", () => resolve());
-    socket.once("close", () => resolve());
-  });
-  return { socket, received: () => received, closed };
-}
+import { rawConnection, servedBridge } from "./fixture.js";
 
 describe("bridge - close()", () => {
   it("bridge - close() ends within its close timeout although peers keep their connections open: a request head never finished, an idle keep-alive connection, an upgrade refused while draining", async () => {

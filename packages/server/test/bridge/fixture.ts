@@ -4,6 +4,7 @@
  * instead of `ws`: `pnpm test:uws` runs the suites so.
  */
 import { afterAll, afterEach, beforeAll } from "vitest";
+import { connect as tcp, type Socket } from "node:net";
 import {
   createNodeBridge,
   createSync,
@@ -129,4 +130,19 @@ export async function servedBridge(nats: TestNats, options: ServeBridgeOptions) 
   const topic = sync.topic({ id: "notes" });
   const bridge = createNodeBridge({ sync, topics: [{ topic, authorize: () => true }], authenticate: () => ({}), logger: () => undefined });
   return { sync, bridge, server: await serveBridge(bridge, { port: 0, ...options }) };
+}
+
+/** A raw TCP connection to the server that never closes by itself; `closed` resolves when the server ends it (FIN or reset). */
+export async function rawConnection(port: number): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
+  const socket = tcp({ host: "127.0.0.1", port, allowHalfOpen: true });
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  let received = "";
+  socket.on("data", (d: Buffer) => (received += d.toString()));
+  socket.on("error", () => undefined);
+  // allowHalfOpen: the server's FIN does not close this side, as a peer that never hangs up would not.
+  const closed = new Promise<void>((resolve) => {
+    socket.once("end", () => resolve());
+    socket.once("close", () => resolve());
+  });
+  return { socket, received: () => received, closed };
 }

@@ -179,7 +179,7 @@ describe("hostile: fuzzing the bridge", () => {
     );
     expect(errors).toEqual([]);
     } finally {
-      // Half-open upgrades would hold the server's close until Node's headersTimeout.
+      // Half-open upgrades: ended here, or the server's close() cuts them only after its closeTimeoutMs.
       for (const s of half) s.destroy();
       for (const f of flooders) f.ws.terminate();
     }
