@@ -16,6 +16,16 @@ const BUILT = process.env.SCALEOUT_BUILT === "1";
  */
 const UWS = process.env.SCALEOUT_UWS ? ["--uws", process.env.SCALEOUT_UWS] : [];
 
+/**
+ * SCALEOUT_PROFILE_DIR=dir: every bridge runs under `node --cpu-prof` into that directory, and
+ * `close()` stops it with SIGTERM (a profile is written at exit, so a bridge killed -9 by a fault
+ * leaves none; its restarted successor does).
+ */
+function profileFlags(): string[] {
+  const dir = process.env.SCALEOUT_PROFILE_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
 export class BridgeFleet {
   readonly procs: BridgeProcess[];
@@ -32,8 +42,10 @@ export class BridgeFleet {
     const config = writeBridgeConfig(dir, configSource);
     const ports = await freePorts(count);
     const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port), ...UWS];
-    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, [], BUILT)));
-    return new BridgeFleet(procs, ports, args);
+    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, profileFlags(), BUILT)));
+    const fleet = new BridgeFleet(procs, ports, args);
+    if (process.env.SCALEOUT_PROFILE_DIR) for (const b of procs) fleet.#profiled.add(b);
+    return fleet;
   }
 
   get urls(): string[] {
@@ -44,15 +56,10 @@ export class BridgeFleet {
     return this.procs.map((b) => b.pid);
   }
 
-  /**
-   * Starts bridge i again on its port. With SCALEOUT_PROFILE_DIR set, a restarted bridge runs
-   * under `node --cpu-prof` into that directory, and `close()` stops it with SIGTERM (a profile
-   * is written at exit, not on kill -9).
-   */
+  /** Starts bridge i again on its port (under `node --cpu-prof` with SCALEOUT_PROFILE_DIR set, as at start). */
   async restart(i: number): Promise<void> {
-    const dir = process.env.SCALEOUT_PROFILE_DIR;
-    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [], BUILT);
-    if (dir) this.#profiled.add(this.procs[i]!);
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, profileFlags(), BUILT);
+    if (process.env.SCALEOUT_PROFILE_DIR) this.#profiled.add(this.procs[i]!);
   }
 
   readonly #profiled = new Set<BridgeProcess>();

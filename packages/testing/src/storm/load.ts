@@ -48,7 +48,7 @@ const entry = fileURLToPath(new URL("./loadgen.ts", import.meta.url));
 class Loadgen {
   readonly child: ChildProcess;
   constructor() {
-    this.child = fork(entry, [], { cwd: repoRoot, execArgv: ["--conditions=@tidemark/source", "--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    this.child = fork(entry, [], { cwd: repoRoot, execArgv: ["--conditions=@tidemark/source", "--import", "tsx", ...(process.env.STORM_LOADGEN_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.STORM_LOADGEN_PROFILE_DIR}`] : [])], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   }
 
   /** Resolves with the next message whose `cmd` is `reply` (after sending `msg`, if any). */

@@ -19,9 +19,10 @@ export function stormTopicOptions(id: string, replicas = 1) {
 /**
  * A `tidemark serve --config` module: a token `u<k>|g<j>` is user k of group j, who may read
  * its own tenant of `notifications` and its group's tenant of `groups`. `limits`: a JS object
- * literal for the bridge's limits; `hubs`: one for the Sync's hub settings (defaults when omitted).
+ * literal for the bridge's limits; `hubs`: one for the Sync's hub settings; `heartbeatMs`: the
+ * bridge's (defaults when omitted).
  */
-export function stormConfigSource(namespace: string, o: { replicas?: number; limits?: string; hubs?: string } = {}): string {
+export function stormConfigSource(namespace: string, o: { replicas?: number; limits?: string; hubs?: string; heartbeatMs?: number } = {}): string {
   const topic = (id: string, field: string) =>
     `{ ...${JSON.stringify(stormTopicOptions(id, o.replicas))}, authorize: (p, r) => r.tenantId !== undefined && r.tenantId === p.${field} }`;
   return `export default {
@@ -31,6 +32,7 @@ export function stormConfigSource(namespace: string, o: { replicas?: number; lim
   logLevel: "warn",
   ${o.limits ? `limits: ${o.limits},` : ""}
   ${o.hubs ? `hubs: ${o.hubs},` : ""}
+  ${o.heartbeatMs ? `heartbeatMs: ${o.heartbeatMs},` : ""}
 };
 `;
 }
