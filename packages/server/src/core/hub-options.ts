@@ -28,7 +28,10 @@ export interface HubRegistryOptions {
   maxBackfillSequences?: number;
   /**
    * Longest time an idle hub goes without a fresh watermark while the topic moves on (other
-   * tenants publish): its subscribers then get a newer `onCaughtUp` / `caught_up`. @default 60000
+   * tenants publish): its subscribers then get a newer `onCaughtUp` / `caught_up`. Each hub's
+   * refresh falls at a point of its own in the second half of the interval (counted from the last
+   * look that found its watermark at the head), so a topic's idle hubs are not all refreshed at
+   * once when it moves after a quiet spell. @default 60000
    */
   watermarkIntervalMs?: number;
   /**

@@ -62,6 +62,14 @@ export class Follower<T = unknown> implements FollowTarget<T> {
   /** Made when a subscriber waits (`changed()`), not for every follower and push: most have nobody waiting. */
   #tick: Deferred | undefined;
   #refreshedAt = 0;
+  /**
+   * Where in the second half of `watermarkIntervalMs` this follower's refreshes fall (ms, drawn
+   * once, below half the interval): its interval counts from a point this far before it was last
+   * seen current, so the idle followers of a topic that moves after a quiet spell refresh spread
+   * over the second half of the next interval, not all at the first look (a `caught_up` per online
+   * user at once); never sooner than half an interval. An integer: a small-integer field.
+   */
+  readonly #phase: number;
   #refreshing = false;
   #cursorSequence = -1;
   #cursor: Cursor | undefined;
@@ -78,6 +86,7 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.tenantId = tenantId;
     this.#settings = settings;
     this.#source = source;
+    this.#phase = Math.floor((Math.random() * settings.watermarkIntervalMs) / 2);
   }
 
   get retired(): boolean {
@@ -137,7 +146,9 @@ export class Follower<T = unknown> implements FollowTarget<T> {
     this.ring = new Ring<T>(from, this.#settings.ringEvents, this.#settings.ringBytes);
     this.watermark = from;
     this.#last = from;
-    this.#refreshedAt = Date.now();
+    // The first refresh at the phase's point of the first interval: a crowd subscribing at once
+    // (a reconnect storm) does not come back due at once either.
+    this.#refreshedAt = Date.now() - this.#phase;
     this.#source.run(this, from, head).catch(async (err: unknown) => {
       if (this.#retired) return;
       const failure = await failureOf(err, this.topic as Topic<unknown>, this.cursors?.incarnation);
@@ -229,7 +240,10 @@ export class Follower<T = unknown> implements FollowTarget<T> {
    * refreshed: `watermarkIntervalMs` has passed since the last fresh watermark, or retention is
    * moving the window's front (or may soon: the stream is half full) and the watermark is in the
    * older half between the front and the head — so the refresh comes before retention reaches
-   * it. (On a topic far from its limits, idle hubs wait for the interval.)
+   * it. (On a topic far from its limits, idle hubs wait for the interval.) A follower seen
+   * current (its watermark at the head) restarts its interval at its phase before now: the
+   * interval is at most `watermarkIntervalMs` from the last moment its watermark was the head,
+   * and the followers of one topic are not all due together when the head moves.
    */
   observe(window: TopicWindow, now: number, frontMoved: boolean): boolean {
     if (!this.live || this.retired || this.#refreshing) return false;
@@ -237,7 +251,10 @@ export class Follower<T = unknown> implements FollowTarget<T> {
       this.fail(recreated(this.topic.id));
       return false;
     }
-    if (window.head <= this.watermark) return false;
+    if (window.head <= this.watermark) {
+      this.#refreshedAt = now - this.#phase;
+      return false;
+    }
     const { first } = window;
     const due =
       now - this.#refreshedAt >= this.#settings.watermarkIntervalMs ||
