@@ -42,8 +42,9 @@ export interface HubRegistryOptions {
    */
   windowPollMs?: number;
   /**
-   * What an event counts against `ringBytes` and `feedBacklogBytes`; called once per event (the
-   * backlog and a window share the event object). The default is an estimate of the heap the
+   * What an event counts against `ringBytes` and `feedBacklogBytes`; called once per event as it
+   * arrives (the backlog and the window it is handed to share the event object), and again for an
+   * event a resuming hub takes from the backlog. The default is an estimate of the heap the
    * decoded event holds, at least what V8 allocates for any payload shape (`[{},{},…]` costs 21
    * times its JSON length) and never less than its JSON length, plus 320 bytes
    * (docs/bridge.md, "Security model"). A custom one must not under-count, or hostile payloads

@@ -14,10 +14,11 @@ export class Backlog<T = unknown> {
   top: number;
   /** Held events from `#head` on; the slots before it are emptied (compacted now and then). */
   #all: (TidemarkEvent<T> | undefined)[] = [];
+  /** The size of `#all[i]` is `#sizes[i]`: a parallel array, not a WeakMap (a set per event, and work for every GC). */
+  #sizes: number[] = [];
   /** The byte bound dropped events: anything put in front now would be dropped at once. */
   full = false;
   readonly #byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
-  readonly #sizes = new WeakMap<TidemarkEvent<T>, number>();
   #bytes = 0;
   #head = 0;
 
@@ -33,7 +34,7 @@ export class Backlog<T = unknown> {
 
   /** Appends the next event the feed read (above `top`). */
   push(event: TidemarkEvent<T>): void {
-    this.#add(event);
+    this.#sizes.push(this.#add(event));
     this.#all.push(event);
     this.#tenant(event.tenantId).push(event);
     this.top = event.streamSequence;
@@ -43,8 +44,9 @@ export class Backlog<T = unknown> {
   /** Adds events of `(from, floor]` (in order) in front: the backlog now starts at `from`. */
   prepend(events: TidemarkEvent<T>[], from: number): void {
     const byTenant = new Map<string | undefined, TidemarkEvent<T>[]>();
+    const sizes: number[] = [];
     for (const e of events) {
-      this.#add(e);
+      sizes.push(this.#add(e));
       let list = byTenant.get(e.tenantId);
       if (!list) byTenant.set(e.tenantId, (list = []));
       list.push(e);
@@ -52,6 +54,7 @@ export class Backlog<T = unknown> {
     for (const [tenant, list] of byTenant) this.#byTenant.set(tenant, list.concat(this.#tenant(tenant)));
     // Not splice(0, n, ...events): a spread of 100,000 arguments overflows the stack.
     this.#all = (events as (TidemarkEvent<T> | undefined)[]).concat(this.#all.slice(this.#head));
+    this.#sizes = sizes.concat(this.#sizes.slice(this.#head));
     this.#head = 0;
     this.floor = from;
     this.#trim();
@@ -60,6 +63,7 @@ export class Backlog<T = unknown> {
   /** Sequences before `first` were removed unread: the backlog restarts empty at `first - 1`. */
   jump(first: number): void {
     this.#all.length = 0;
+    this.#sizes.length = 0;
     this.#head = 0;
     this.#byTenant.clear();
     this.#bytes = 0;
@@ -89,10 +93,11 @@ export class Backlog<T = unknown> {
     return list;
   }
 
-  #add(event: TidemarkEvent<T>): void {
+  /** Counts the event's size in, and returns it. */
+  #add(event: TidemarkEvent<T>): number {
     const size = this.sizeOf(event);
-    this.#sizes.set(event, size);
     this.#bytes += size;
+    return size;
   }
 
   #trim(): void {
@@ -102,8 +107,8 @@ export class Backlog<T = unknown> {
       if (oldest.streamSequence > this.top - this.maxSequences && !overBytes) break;
       if (overBytes) this.full = true;
       // Emptied now, not at the next compaction: up to 1,024 dropped events would stay alive.
-      this.#all[this.#head++] = undefined;
-      this.#bytes -= this.#sizes.get(oldest) ?? 0;
+      this.#all[this.#head] = undefined;
+      this.#bytes -= this.#sizes[this.#head++]!;
       const list = this.#byTenant.get(oldest.tenantId);
       if (list?.[0] === oldest) list.shift();
       if (list?.length === 0) this.#byTenant.delete(oldest.tenantId);
@@ -112,6 +117,7 @@ export class Backlog<T = unknown> {
     // Compact now and then: dropped entries stay in the array until then.
     if (this.#head > 1024 && this.#head * 2 > this.#all.length) {
       this.#all.splice(0, this.#head);
+      this.#sizes.splice(0, this.#head);
       this.#head = 0;
     }
   }

@@ -13,7 +13,7 @@ import { InvalidArgumentError, type TidemarkEvent } from "@tidemark/shared";
 /**
  * Heap the event object itself holds beside its data (the envelope object, `eventId`, `cursor`,
  * `tenantId`, a heap `publishedAt`: ~190 bytes measured) plus the hub's own per-event
- * bookkeeping (a ring or backlog slot, the size memo's and the frame cache's weak entries).
+ * bookkeeping (a ring or backlog slot and its size, the frame cache's weak entry).
  */
 export const EVENT_OVERHEAD = 320;
 
@@ -150,23 +150,25 @@ export function eventSizer(known = new KnownShapes()): (event: TidemarkEvent) =>
 }
 
 /**
- * `sizeOf` computed once per event, however many places hold it (the topic feed's backlog and
- * a hub's ring share the event object). Weak: an event no window holds is forgotten with it. A
- * size that is not a finite number >= 0 (a custom `sizeOf`'s bug) would switch the byte bounds
+ * `sizeOf` computed once for an event that several places take in turn: the topic feed's
+ * backlog, then the ring of the hub it hands the event to, at once. Only the last event's size is
+ * kept: a WeakMap of every event cost a set per event and work for every GC, in a feed that reads
+ * every event of its topic. (An event a resuming hub later takes from the backlog is sized again.)
+ * A size that is not a finite number >= 0 (a custom `sizeOf`'s bug) would switch the byte bounds
  * off: it throws `InvalidArgumentError`, and the hubs reading that event end with it (their
  * subscribers get the error).
  */
 export function sizeOnce(sizeOf: (event: TidemarkEvent) => number): (event: TidemarkEvent) => number {
-  const sizes = new WeakMap<object, number>();
+  let last: TidemarkEvent | undefined;
+  let lastSize = 0;
   return (event) => {
-    let size = sizes.get(event);
-    if (size === undefined) {
-      size = sizeOf(event);
-      if (typeof size !== "number" || !Number.isFinite(size) || size < 0) {
-        throw new InvalidArgumentError(`hub option sizeOf returned ${String(size)}, not a finite number >= 0`);
-      }
-      sizes.set(event, size);
+    if (event === last) return lastSize;
+    const size = sizeOf(event);
+    if (typeof size !== "number" || !Number.isFinite(size) || size < 0) {
+      throw new InvalidArgumentError(`hub option sizeOf returned ${String(size)}, not a finite number >= 0`);
     }
+    last = event;
+    lastSize = size;
     return size;
   };
 }
