@@ -21,10 +21,7 @@ const UWS = process.env.SCALEOUT_UWS ? ["--uws", process.env.SCALEOUT_UWS] : [];
  * `close()` stops it with SIGTERM (a profile is written at exit, so a bridge killed -9 by a fault
  * leaves none; its restarted successor does).
  */
-function profileFlags(): string[] {
-  const dir = process.env.SCALEOUT_PROFILE_DIR;
-  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
-}
+const PROFILE = process.env.SCALEOUT_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.SCALEOUT_PROFILE_DIR}`] : [];
 
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
 export class BridgeFleet {
@@ -42,10 +39,8 @@ export class BridgeFleet {
     const config = writeBridgeConfig(dir, configSource);
     const ports = await freePorts(count);
     const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port), ...UWS];
-    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, profileFlags(), BUILT)));
-    const fleet = new BridgeFleet(procs, ports, args);
-    if (process.env.SCALEOUT_PROFILE_DIR) for (const b of procs) fleet.#profiled.add(b);
-    return fleet;
+    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, PROFILE, BUILT)));
+    return new BridgeFleet(procs, ports, args);
   }
 
   get urls(): string[] {
@@ -58,14 +53,11 @@ export class BridgeFleet {
 
   /** Starts bridge i again on its port (under `node --cpu-prof` with SCALEOUT_PROFILE_DIR set, as at start). */
   async restart(i: number): Promise<void> {
-    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, profileFlags(), BUILT);
-    if (process.env.SCALEOUT_PROFILE_DIR) this.#profiled.add(this.procs[i]!);
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, PROFILE, BUILT);
   }
 
-  readonly #profiled = new Set<BridgeProcess>();
-
   async close(): Promise<void> {
-    await Promise.all(this.procs.map((b) => (this.#profiled.has(b) ? b.stop() : b.kill())));
+    await Promise.all(this.procs.map((b) => (PROFILE.length > 0 ? b.stop() : b.kill())));
   }
 }
 
