@@ -8,7 +8,7 @@
  * met a typed error or gap, never a silent skip.
  */
 import { describe, it, expect, afterAll } from "vitest";
-import { cpSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync, writeSync, closeSync } from "node:fs";
+import { cpSync, mkdtempSync, openSync, readSync, rmSync, statSync, truncateSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,27 +19,11 @@ import { decodeCursor, encodeCursor } from "@tidemark/shared";
 import { faultTopicOptions } from "./fixture.js";
 import { streamLeader } from "./partition-run.js";
 import { OneShotLoad } from "./one-shot-load.js";
+import { blockFiles } from "./store-files.js";
 import type { FaultEvent } from "./partition-workload.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tidemark-damage-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The message block files of `stream` under a node's data directory. */
-export function blockFiles(root: string, stream: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (!e.isDirectory()) continue;
-      if (e.name === stream) {
-        const msgs = join(p, "msgs");
-        for (const f of readdirSync(msgs)) if (f.endsWith(".blk")) found.push(join(msgs, f));
-      } else walk(p);
-    }
-  };
-  walk(root);
-  return found.sort((a, b) => parseInt(a.split("/").at(-1)!) - parseInt(b.split("/").at(-1)!));
-}
 
 /** Flips `count` bytes (XOR 0xff) spread over the middle half of `file`. */
 function flipBytes(file: string, count: number): number[] {

@@ -11,6 +11,7 @@ import { openConsumer } from "./consumer-lease.js";
 import { CONSUMER_PROBE_TIMEOUT_MS, watchConsumer, type ConsumerWatch } from "./consumer-watch.js";
 import { decodeDelivered } from "./decode-delivered.js";
 import { MessageBatches } from "./message-batches.js";
+import { consumerPlacement } from "./placement.js";
 import type { TopicHandles, TopicRuntime } from "../runtime.js";
 import type { RetentionGapError } from "@tidemark/shared";
 
@@ -39,6 +40,8 @@ export interface ConsumerPass {
   confirm?(from: number, seqs: readonly number[]): Promise<number>;
   /** Recreate a tenant read's consumer (PLACEMENT_TRIES) to place it on the leader. */
   preferLeader?: boolean;
+  /** The stream leader's server name now (a stream-info request); asked when the consumer was recreated. */
+  leaderNow?(): Promise<string | undefined>;
 }
 
 export interface PassEnd {
@@ -94,7 +97,12 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       lease = await openConsumer(rt, h, config);
       ci = await lease.consumer.info(true);
     }
-    const onLeader = o.leader !== undefined && ci.cluster?.leader === o.leader;
+    // nats.js recreates an ordered consumer on its own (missed heartbeats, a sequence gap, a
+    // reconnect, our probe), under a new name and on whichever replica the cluster picks, which
+    // may be one whose store lost events: where the consumer sits is known per consumer name,
+    // and a batch from a consumer not yet seen has its placement looked up (placement.ts).
+    const placement = consumerPlacement(rt, h, o, ci.name, o.leader !== undefined && ci.cluster?.leader === o.leader);
+    let onLeader = placement.onLeader;
     let idle = false;
     let waiting = false;
     const end = (): PassEnd => ({ prev, onLeader, ...(idle ? { idle } : {}) });
@@ -129,6 +137,10 @@ export async function* consumerPass<T>(rt: TopicRuntime, h: TopicHandles, o: Con
       if (signal?.aborted) return undefined;
       if (batch === undefined) return o.follow ? undefined : end();
       watch.activity();
+      if (filtered && o.confirm) {
+        onLeader = await placement.of(batch);
+        if (signal?.aborted) return undefined;
+      }
       // A tenant read's jumps are checked against the window once per batch (a whole-topic
       // read's jump is a removal: nothing to ask).
       if (filtered) {

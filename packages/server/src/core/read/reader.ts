@@ -15,7 +15,8 @@
  *   leading the stream), a jump over one of them is read on elsewhere like a whole-topic jump.
  *   On a replicated stream a follower's store may have lost events unseen: the consumer is
  *   placed on the leader if a few creations get it there, otherwise the leader confirms each
- *   jump (confirm-run.ts); a short direct read reads every sequence of its range.
+ *   jump (confirm-run.ts), also once nats.js has recreated it elsewhere (placement.ts); a short
+ *   direct read reads every sequence of its range.
  * - A finite read ends at the head it captured (or `until`), never short of it: a consumer or a
  *   direct get answered by a replica that is behind the leader reports nothing more below it.
  *   So where a pass stops below `last` is settled against the leader (`settled`): a retention
@@ -159,6 +160,9 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   // A tenant read of a replicated stream has the leader confirm jumps a replica showed it.
   const confirm = tenantFilter !== undefined && !single ? (from: number, seqs: readonly number[]) => confirmTenantRun(rt, h, tenantFilter, from, seqs) : undefined;
 
+  // The leader as it is now, for a consumer nats.js recreated meanwhile (placement.ts).
+  const leaderNow = async () => (seen = await window(rt)).cluster?.leader;
+
   let prev = after;
   if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
     const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, holey, holeWithin, gap: gapOf, everySequence: !single });
@@ -173,7 +177,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   for (let attempt = 0; ; attempt++) {
     const pass = { start: prev === undefined ? start : prev + 1, prev, last, follow: opts.follow, tenantFilter, leader, signal, preferLeader };
     // yield* hands a `return()` (a break) on to the pass, which releases its consumer.
-    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, holey, holeWithin, gap: gapOf, confirm });
+    const end = yield* consumerPass<T>(rt, h, { ...pass, firstRetained: firstNow, holey, holeWithin, gap: gapOf, confirm, leaderNow });
     if (end === undefined || signal?.aborted) return;
     if (end.missing) {
       if (end.onLeader) preferLeader = false;
