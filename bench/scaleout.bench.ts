@@ -63,6 +63,8 @@ const STEADY_MS = env("SCALEOUT_STEADY_MS", 15_000);
 const HEARTBEAT_MS = process.env.SCALEOUT_HEARTBEAT_MS ? env("SCALEOUT_HEARTBEAT_MS", 10_000) : undefined;
 /** The bridges' `hubs.watermarkIntervalMs` (unset: the default, 60 s); a diagnosis as well. */
 const WATERMARK_MS = process.env.SCALEOUT_WATERMARK_MS ? env("SCALEOUT_WATERMARK_MS", 60_000) : undefined;
+/** The bridges' `hubs.maxBackfillSequences` (unset: the default, 20,000), which is also how far they warm their feeds; a diagnosis. */
+const BACKFILL = process.env.SCALEOUT_BACKFILL ? env("SCALEOUT_BACKFILL", 20_000) : undefined;
 /** How long a fault waits for everyone to resume before it is reported as not resumed. */
 const FAULT_TIMEOUT_MS = env("SCALEOUT_FAULT_TIMEOUT_MS", 180_000);
 const RATES: StormRates = { users: CLIENTS, groups: GROUPS, personalPerSecond: env("SCALEOUT_PERSONAL_RATE", 2_000), groupPerSecond: env("SCALEOUT_GROUP_RATE", 1_000) };
@@ -280,7 +282,7 @@ async function tidemarkSide(dir: string): Promise<TidemarkFigures> {
   // cap on sockets waiting for hello (200) would shed most of a wave; a balancer in front would
   // show the bridge one address for everyone, and is given the same room.
   const limits = "{ maxUnauthenticatedPerAddress: 1000, maxUnauthenticated: 5000 }";
-  const fleet = await BridgeFleet.start(BRIDGES, dir, stormConfigSource(namespace, { replicas, limits, hubs: `{ feedBacklogBytes: ${FEED_BACKLOG_MIB * 2 ** 20}${WATERMARK_MS ? `, watermarkIntervalMs: ${WATERMARK_MS}` : ""} }`, heartbeatMs: HEARTBEAT_MS }), natsUrl);
+  const fleet = await BridgeFleet.start(BRIDGES, dir, stormConfigSource(namespace, { replicas, limits, hubs: `{ feedBacklogBytes: ${FEED_BACKLOG_MIB * 2 ** 20}${WATERMARK_MS ? `, watermarkIntervalMs: ${WATERMARK_MS}` : ""}${BACKFILL ? `, maxBackfillSequences: ${BACKFILL}` : ""} }`, heartbeatMs: HEARTBEAT_MS }), natsUrl);
   const load = await StormLoad.start({ processes: LOADGENS });
   try {
     const publisher = new StormPublisher(tidemarkPublishOne(sync, replicas));
