@@ -23,6 +23,14 @@ const UWS = process.env.SCALEOUT_UWS ? ["--uws", process.env.SCALEOUT_UWS] : [];
  */
 const PROFILE = process.env.SCALEOUT_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.SCALEOUT_PROFILE_DIR}`] : [];
 
+/**
+ * SCALEOUT_NODE_ARGS="--flag ...": more node flags for every bridge (e.g. V8's
+ * `--max-semi-space-size=<MiB>`, to see how much of the memory per user is the young
+ * generation each process grows once, not the users' state); a diagnosis.
+ */
+const NODE_ARGS = (process.env.SCALEOUT_NODE_ARGS ?? "").split(" ").filter(Boolean);
+const FLAGS = [...NODE_ARGS, ...PROFILE];
+
 /** B `tidemark serve` processes; `restart(i)` starts bridge i again on its port. */
 export class BridgeFleet {
   readonly procs: BridgeProcess[];
@@ -39,7 +47,7 @@ export class BridgeFleet {
     const config = writeBridgeConfig(dir, configSource);
     const ports = await freePorts(count);
     const args = (port: number) => ["--nats", natsUrls, "--config", config, "--port", String(port), ...UWS];
-    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, PROFILE, BUILT)));
+    const procs = await Promise.all(ports.map((p) => startBridgeProcess(args(p), {}, FLAGS, BUILT)));
     return new BridgeFleet(procs, ports, args);
   }
 
@@ -53,7 +61,7 @@ export class BridgeFleet {
 
   /** Starts bridge i again on its port (under `node --cpu-prof` with SCALEOUT_PROFILE_DIR set, as at start). */
   async restart(i: number): Promise<void> {
-    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, PROFILE, BUILT);
+    this.procs[i] = await startBridgeProcess(this.#args(this.#ports[i]!), {}, FLAGS, BUILT);
   }
 
   async close(): Promise<void> {
