@@ -28,7 +28,7 @@ export { MessageBatches } from "./core/read/message-batches.js";
 export { BatchedEvents } from "./core/read/batched-events.js";
 export { decodeEvent } from "./core/read/decode-event.js";
 export { decodeDelivered } from "./core/read/decode-delivered.js";
-export { DIRECT_READ_MAX, DIRECT_SINGLE_MAX } from "./core/read/direct-read.js";
+export { DIRECT_READ_MAX, DIRECT_READ_MAX_BYTES, DIRECT_SINGLE_MAX } from "./core/read/direct-read.js";
 // Workers, hubs and the bridge.
 export { encodeDeclaration, type Declaration } from "./process/options.js";
 export { eventSizer, sizeOnce } from "./hub/size-estimate.js";

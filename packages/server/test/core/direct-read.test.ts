@@ -1,13 +1,15 @@
 /**
  * Short replays take direct gets: one batched get on 2.11+ (up to DIRECT_READ_MAX sequences),
- * one get per sequence before (up to DIRECT_SINGLE_MAX); longer ones an ordered consumer.
+ * one get per sequence before (up to DIRECT_SINGLE_MAX); longer ones an ordered consumer, except
+ * a tenant's on a single-replica stream on 2.11+, which starts with one batched get of its next
+ * DIRECT_READ_MAX events however long the range.
  * The semantics (tenants, gaps, until) are covered by read.test.ts and gaps.test.ts, which run
  * on both paths: the current server in the full suite, 2.9 in the compatibility leg; the last
  * test here compares the two paths event for event.
  */
 import { describe, it, expect } from "vitest";
 import { RetentionGapError } from "../../src/index.js";
-import { featuresOf, topicNames, DIRECT_READ_MAX, DIRECT_SINGLE_MAX, type TopicRuntime } from "../../src/internal.js";
+import { featuresOf, topicNames, DIRECT_READ_MAX, DIRECT_READ_MAX_BYTES, DIRECT_SINGLE_MAX, type TopicRuntime } from "../../src/internal.js";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { collect, failure, useCoreFixture } from "./fixture.js";
 
@@ -30,6 +32,40 @@ async function apiRequests(work: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe("short replays", () => {
+  it("read - a tenant's replay of a long range with few of its events is one batched direct get on 2.11+, no consumer; a busy tenant's reads on with a consumer, the same events", async () => {
+    const s = fx.sync();
+    const topic = s.topic<number>({ id: "direct.sparse" });
+    const rare = new Set([5, 90, 170]);
+    for (let i = 1; i <= 200; i++) await topic.publish({ data: i, tenantId: rare.has(i) ? "rare" : "busy" });
+    const batched = featuresOf(fx.nc.info!.version).batchDirectGet;
+    let events: { data: number }[] = [];
+    const kinds = await apiRequests(async () => {
+      events = await collect(topic.replay({ tenantId: "rare" }));
+    });
+    expect(events.map((e) => e.data)).toEqual([5, 90, 170]);
+    // 2.9 and 2.10 (no batched get): a long range is a consumer, as before.
+    expect(kinds.includes("CONSUMER.CREATE")).toBe(!batched);
+    if (batched) expect(kinds.filter((k) => k === "DIRECT.GET")).toHaveLength(1);
+    // From a cursor, to an until, past the tenant's last event, and nothing of it in range.
+    expect((await collect(topic.replay({ tenantId: "rare", after: topic.cursorAt(5) }))).map((e) => e.data)).toEqual([90, 170]);
+    expect((await collect(topic.replay({ tenantId: "rare", after: topic.cursorAt(4), until: topic.cursorAt(169) }))).map((e) => e.data)).toEqual([5, 90]);
+    expect(await collect(topic.replay({ tenantId: "rare", after: topic.cursorAt(170) }))).toEqual([]);
+    expect(await collect(topic.replay({ tenantId: "rare", after: topic.cursorAt(5), until: topic.cursorAt(89) }))).toEqual([]);
+    // A busy tenant: 197 events, more than one get returns; the consumer reads on after them.
+    const busy = await collect(topic.replay({ tenantId: "busy" }));
+    expect(busy.map((e) => e.data)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1).filter((i) => !rare.has(i)));
+    // Large events: one get returns at most DIRECT_READ_MAX_BYTES; the read goes on after them.
+    const big = s.topic<{ i: number; pad: string }>({ id: "direct.sparse-big", maxPayloadBytes: 256 * 1024 });
+    const pad = "x".repeat(100 * 1024);
+    for (let i = 1; i <= 40; i++) await big.publish({ data: { i, pad: i % 8 === 0 ? pad : "" }, tenantId: i % 8 === 0 ? "large" : "small" });
+    expect((await collect(big.replay({ tenantId: "large" }))).map((e) => e.data.i)).toEqual([8, 16, 24, 32, 40]);
+    expect(5 * pad.length).toBeGreaterThan(DIRECT_READ_MAX_BYTES);
+    // Retention removed the tenant's first event: a cursor before it is a gap, as on every path.
+    await fx.jsm.streams.purge(topicNames(s.namespace, "direct.sparse").stream, { seq: 50 });
+    expect(await failure(topic.replay({ tenantId: "rare", after: topic.cursorAt(3) }))).toBeInstanceOf(RetentionGapError);
+    expect((await collect(topic.replay({ tenantId: "rare", after: topic.cursorAt(49) }))).map((e) => e.data)).toEqual([90, 170]);
+  });
+
   it("read - a replay of a few events is direct gets (batched on 2.11+, one per sequence before), no consumer", async () => {
     const s = fx.sync();
     const topic = s.topic({ id: "direct.events" });
@@ -77,7 +113,7 @@ describe("short replays", () => {
       // A whole-range replay is longer than any direct read: the ordered consumer path.
       const all = await collect(topic.replay({ after: topic.cursorAt(4), ...(tenantId ? { tenantId } : {}) }));
       for (let after = 0; after <= total; after += 5) {
-        for (const span of [1, 3, DIRECT_SINGLE_MAX, DIRECT_READ_MAX]) {
+        for (const span of [1, 3, DIRECT_SINGLE_MAX, DIRECT_READ_MAX, total]) {
           const until = after + span;
           const read = topic.replay({ after: topic.cursorAt(after), until: topic.cursorAt(until), ...(tenantId ? { tenantId } : {}) });
           if (after < 4) {

@@ -16,6 +16,13 @@ import { isDirectGetEmpty } from "../errors.js";
 
 /** Longest sequence range a replay reads with one batched get (2.11+); longer ones use an ordered consumer. */
 export const DIRECT_READ_MAX = 64;
+/**
+ * Bytes one batched get returns at most: its answer is held whole before the reader hands it
+ * on, where a consumer's flow control would hold the rest back (a paused subscriber of large
+ * events, docs/bridge.md "Backpressure and memory"). A read it cuts short goes on as one that
+ * stopped below its last sequence (reader.ts).
+ */
+export const DIRECT_READ_MAX_BYTES = 256 * 1024;
 /** Longest range read with one direct get per sequence (servers without batched get). */
 export const DIRECT_SINGLE_MAX = 16;
 
@@ -38,9 +45,17 @@ export interface DirectRead {
   everySequence?: boolean;
 }
 
-/** True when a finite replay of [start, last] on a stream with `allow_direct` reads with direct gets. */
-export function useDirectRead(h: TopicHandles, follow: boolean, start: number, last: number, allowDirect: boolean | undefined): boolean {
+/**
+ * True when a finite replay of [start, last] on a stream with `allow_direct` reads with direct
+ * gets. `sparse`: a tenant read of a single-replica stream, which on 2.11+ starts with one
+ * batched get of the tenant's next DIRECT_READ_MAX events (`next_by_subj`) however long its
+ * range: a tenant with few events in a long range (a user's inbox resuming after a minute of
+ * other users' events) is read without a consumer; one with more goes on with a consumer from
+ * the last event that get returned (reader.ts settles where it stopped).
+ */
+export function useDirectRead(h: TopicHandles, follow: boolean, start: number, last: number, allowDirect: boolean | undefined, sparse = false): boolean {
   if (follow || allowDirect !== true) return false;
+  if (sparse && h.batchDirectGet === true) return true;
   return last - start + 1 <= (h.batchDirectGet === true ? DIRECT_READ_MAX : DIRECT_SINGLE_MAX);
 }
 
@@ -84,8 +99,10 @@ async function fetch(rt: TopicRuntime, h: TopicHandles, r: DirectRead, every: bo
   const out: StoredMsg[] = [];
   const done = (): Fetched => ({ msgs: out, reached: out.at(-1)?.seq });
   try {
-    const batch = r.last - r.start + 1;
-    const it = await h.jsm.direct.getBatch(rt.streamName, { seq: r.start, batch, ...(r.tenantFilter && !every ? { next_by_subj: r.tenantFilter } : {}) });
+    // A tenant's next events by subject (at most DIRECT_READ_MAX of them), or every sequence of
+    // a short range.
+    const batch = Math.min(r.last - r.start + 1, DIRECT_READ_MAX);
+    const it = await h.jsm.direct.getBatch(rt.streamName, { seq: r.start, batch, max_bytes: DIRECT_READ_MAX_BYTES, ...(r.tenantFilter && !every ? { next_by_subj: r.tenantFilter } : {}) });
     for await (const m of it) if (m.seq <= r.last) out.push(m);
   } catch (err) {
     // Nothing at or after `start` (for this tenant): an empty read, not an error.

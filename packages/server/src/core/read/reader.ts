@@ -156,6 +156,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   const gapOf = (r: number, f: number, why: string) => gap(rt, r, f, why);
   // A single replica is the stream: what it holds needs no leader to confirm it.
   const single = (info.config.num_replicas ?? 1) <= 1;
+
   const leader = info.cluster?.leader;
   // A tenant read of a replicated stream has the leader confirm jumps a replica showed it.
   const confirm = tenantFilter !== undefined && !single ? (from: number, seqs: readonly number[]) => confirmTenantRun(rt, h, tenantFilter, from, seqs) : undefined;
@@ -164,7 +165,7 @@ async function* readBatches<T>(rt: TopicRuntime, opts: ReadOptions): AsyncGenera
   const leaderNow = async () => (seen = await window(rt)).cluster?.leader;
 
   let prev = after;
-  if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct)) {
+  if (useDirectRead(h, opts.follow, start, last, info.config.allow_direct, tenantFilter !== undefined && single)) {
     const end = yield* readDirect<T>(rt, h, { start, last, after, tenantFilter, signal, firstRetained: firstNow, holey, holeWithin, gap: gapOf, everySequence: !single });
     // Not even a single replica's answer is the stream's: a mirror with mirror_direct may answer.
     if (end === undefined || (!end.missing && (await settled(end.prev, end.reached, false)))) return;
