@@ -6,6 +6,8 @@
  *   (d) tenant-filtered replay (1 tenant of 10) vs a raw ordered consumer on the tenant subject
  *   (e) replay of the newest event only: the fixed cost of one replay() call (issue #15: >= 0.9)
  *   (f) the tenant read of (d) vs a dedicated topic holding just those 2,000 events
+ *   (g) a sparse tenant: 10 of its events among 20,000 of 1,000 other tenants (an inbox resuming
+ *       after a minute of other users' events) vs a raw ordered consumer on its subject
  *   (a', b') as (a) and (b), against a raw connection with `noAsyncTraces: true`, which
  *            Tidemark's own connection sets: the same client option on both sides (issue #15: >= 0.95)
  *   (c')     as (c), against a raw ordered *push* consumer, the kind Tidemark reads with (>= 0.95)
@@ -17,7 +19,7 @@
  *
  *   pnpm bench core                  (BENCH_ROUNDS=n to change the number of timed rounds;
  *                                     BENCH_SERVERS=current,buffered,2.9 to choose servers;
- *                                     BENCH_ROWS=c,c' to run only those rows: a b a' b' c c' d e f)
+ *                                     BENCH_ROWS=c,c' to run only those rows: a b a' b' c c' d e f g)
  */
 import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type StreamConfig } from "@nats-io/jetstream";
@@ -40,8 +42,10 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const REPLAY = 20_000;
 const TENANTS = 10;
 const GiB = 1024 ** 3;
-const want = chosenRows(process.env.BENCH_ROWS, ["a", "b", "a'", "b'", "c", "c'", "d", "e", "f"]);
-const READS = ["c", "c'", "d", "e", "f"].some(want);
+const want = chosenRows(process.env.BENCH_ROWS, ["a", "b", "a'", "b'", "c", "c'", "d", "e", "f", "g"]);
+const READS = ["c", "c'", "d", "e", "f", "g"].some(want);
+/** Events of the sparse tenant of (g) among REPLAY. */
+const SPARSE = 10;
 
 interface Item {
   itemId: string;
@@ -92,6 +96,7 @@ async function runOn(server: BenchServer): Promise<void> {
     const writes = sync.topic<Item>({ id: "bench.writes", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
     const reads = sync.topic<Item>({ id: "bench.reads", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
     const dedicated = sync.topic<Item>({ id: "bench.dedicated", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
+    const sparse = sync.topic<Item>({ id: "bench.sparse", retention, deadLetterRetention: { maxBytes: 16 * 1024 ** 2 } });
     await writes.head(); // provisions
     await reads.head();
 
@@ -213,6 +218,30 @@ async function runOn(server: BenchServer): Promise<void> {
       { rounds: READ_ROUNDS },
     ));
 
+    // ---- (g) a sparse tenant: SPARSE events spread over REPLAY of 1,000 other tenants ----
+    const every = REPLAY / SPARSE;
+    for (let done = 0; want("g") && done < REPLAY; done += IN_FLIGHT) {
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, (_, i) => sparse.publish({ data: item(done + i), tenantId: (done + i) % every === every / 2 ? "rare" : `u${(done + i) % 1000}` })),
+      );
+    }
+    const sparseStream = want("g") ? await streamOf("bench.sparse") : "";
+    const rareSubject = want("g") ? (await jsm.streams.getMessage(sparseStream, { seq: sparse.cursorSequence((await sparse.latestCursor({ tenantId: "rare" }))!) }))!.subject : "";
+    const rawSparse = async () => {
+      const consumer = await js.consumers.get(sparseStream, { filter_subjects: rareSubject });
+      const messages = await consumer.consume();
+      let count = 0;
+      for await (const m of messages) if (++count === SPARSE || m.info.pending === 0) break;
+      await messages.close();
+      if (count !== SPARSE) throw new Error(`raw sparse read got ${count} of ${SPARSE}`);
+      return 1;
+    };
+    const sparseRead = await ifChosen(want, "g", () => compare(
+      async () => (await tidemarkRead(sparse, "rare", SPARSE), 1),
+      rawSparse,
+      { rounds: READ_ROUNDS },
+    ));
+
     // ---- (e) the fixed cost of a replay: read only the newest event ----
     const lastSeq = reads.cursorSequence(await reads.head());
     const newest = reads.cursorAt(Math.max(lastSeq - 1, 0));
@@ -259,6 +288,7 @@ async function runOn(server: BenchServer): Promise<void> {
       replay: want("c") ? [await requests(() => tidemarkRead(reads)), await requests(() => rawRead())] : ["-", "-"],
       tenant: want("d") ? [await requests(() => tidemarkRead(reads, "tenant-3", perTenant)), await requests(() => rawRead(filter, perTenant))] : ["-", "-"],
       newest: want("e") ? [await requests(() => newestTidemark(1)), await requests(() => newestRaw(1))] : ["-", "-"],
+      sparse: want("g") ? [await requests(() => tidemarkRead(sparse, "rare", SPARSE)), await requests(rawSparse)] : ["-", "-"],
     };
 
     console.log(`end: ${environment(nc.info?.version)}, durability ${nats.durability}; ${ROUNDS} rounds (reads ${READ_ROUNDS}), medians\n`);
@@ -284,6 +314,7 @@ async function runOn(server: BenchServer): Promise<void> {
       ...row(`(b) publish, ${n0(IN_FLIGHT)} in flight (${n0(IN_FLIGHT_TOTAL)})`, inFlight, { target: 0.85 }),
       ...row(`(c) replay, whole topic (${n0(REPLAY)})`, replay, { target: 0.8 }),
       ...row(`(d) replay, 1 tenant of ${TENANTS} (${n0(perTenant)} of ${n0(REPLAY)})`, tenant),
+      ...row(`(g) replay, a sparse tenant (${SPARSE} of ${n0(REPLAY)})`, sparseRead, { unit: "replays/s" }),
     ];
     print("Against raw @nats-io/jetstream with its default settings (pull ordered consumer, async traces on)", rows);
     print(
@@ -291,10 +322,11 @@ async function runOn(server: BenchServer): Promise<void> {
       row(`(f) replay of ${n0(perTenant)} events`, ownTopic),
       { subject: `1 tenant of ${TENANTS}`, baseline: "own topic" },
     );
-    if (["c", "d", "e"].some(want)) console.log("JetStream API requests of one run (tidemark | raw):");
+    if (["c", "d", "e", "g"].some(want)) console.log("JetStream API requests of one run (tidemark | raw):");
     if (want("c")) console.log(`  (c) ${requestsOf.replay[0]} | ${requestsOf.replay[1]}`);
     if (want("d")) console.log(`  (d) ${requestsOf.tenant[0]} | ${requestsOf.tenant[1]}`);
     if (want("e")) console.log(`  (e) ${requestsOf.newest[0]} | ${requestsOf.newest[1]}`);
+    if (want("g")) console.log(`  (g) ${requestsOf.sparse[0]} | ${requestsOf.sparse[1]}`);
     if (want("d")) console.log("  (d) the tenant gap check is one STREAM.INFO per delivered batch with a jump, not one per event.");
     const misses = [...issueRows, ...rows].filter(missed);
     console.log(misses.length > 0 ? `\ntargets missed: ${misses.map((r) => r.name).join("; ")}` : "\nevery target met");
